@@ -1,0 +1,35 @@
+//! `agent-core`: what every chapter shares.
+//!
+//! - [`message`]: the provider-neutral conversation.
+//! - [`model`]: the [`ModelClient`] trait and its request/reply/error types.
+//! - [`tool`], [`schema`], [`registry`]: tool specs, strict argument checking, the registry.
+//! - [`pairing`]: the "every call gets exactly one result" invariant.
+//! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in.
+//! - [`profile`]: the chapter table.
+//! - [`scripted`]: a replaying model for offline runs and tests.
+//!
+//! This crate knows nothing about OpenAI, files on disk or the CLI.
+
+pub mod message;
+pub mod model;
+pub mod pairing;
+pub mod profile;
+pub mod registry;
+pub mod runner;
+pub mod schema;
+pub mod scripted;
+pub mod seams;
+pub mod tool;
+
+pub use message::{Message, ToolCall};
+pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, Usage};
+pub use pairing::{PairingError, validate_pairing};
+pub use profile::{Capability, Profile, ProfileError};
+pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
+pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
+pub use scripted::{ScriptError, ScriptStep, ScriptedModel};
+pub use seams::{
+    FixedPrompt, GateDecision, HistoryProcessor, PermissionGate, PromptError, RunObserver,
+    SystemPromptProvider, TurnHooks,
+};
+pub use tool::{PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes};

@@ -1,0 +1,86 @@
+//! The conversation as the harness stores it.
+//!
+//! These types are provider-neutral on purpose: the OpenAI adapter converts them to
+//! Chat Completions JSON, the scripted model replays them, and the snapshots render them.
+
+use serde::{Deserialize, Serialize};
+
+/// One tool call requested by the model. `arguments` is kept as the raw JSON text the model
+/// produced, because a malformed string must reach the registry (and become an
+/// `invalid_json` tool result) rather than fail while the reply is parsed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A message in the stored history or in a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::System {
+            content: content.into(),
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::User {
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant_text(content: impl Into<String>) -> Self {
+        Self::Assistant {
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self::Tool {
+            tool_call_id: tool_call_id.into(),
+            content: content.into(),
+        }
+    }
+
+    /// The role name as the Chat Completions API spells it.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Self::System { .. } => "system",
+            Self::User { .. } => "user",
+            Self::Assistant { .. } => "assistant",
+            Self::Tool { .. } => "tool",
+        }
+    }
+
+    /// The text of the message (empty for an assistant message with only tool calls).
+    pub fn text(&self) -> &str {
+        match self {
+            Self::System { content } | Self::User { content } | Self::Tool { content, .. } => {
+                content
+            }
+            Self::Assistant { content, .. } => content.as_deref().unwrap_or(""),
+        }
+    }
+}

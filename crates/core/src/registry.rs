@@ -1,0 +1,254 @@
+//! The tool registry: specs and handlers registered apart, checked once, prepared per call.
+//!
+//! The registry is *live*: it sits behind an `Arc` and a tool can be registered after the
+//! agent is built (chapter 10 shows that the next request's prompt picks it up). Reads take a
+//! short `std` lock and never hold it across an `.await`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use serde_json::Value;
+
+use crate::message::ToolCall;
+use crate::schema;
+use crate::tool::{PreparedCall, ToolFailure, ToolHandler, ToolSpec, codes};
+
+/// A registration that cannot be accepted. These are programming errors in the composition
+/// root, reported when the agent is built rather than when the model first calls the tool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("tool name `{0}` is invalid: use 1-64 characters from A-Z, a-z, 0-9 and _")]
+    InvalidName(String),
+    #[error("tool `{0}` is registered twice")]
+    Duplicate(String),
+    #[error("tool `{0}` has a spec but no handler")]
+    MissingHandler(String),
+    #[error("a handler is registered for `{0}` but no spec names it")]
+    HandlerWithoutSpec(String),
+    #[error("tool `{name}` has an unusable schema: {reason}")]
+    InvalidSchema { name: String, reason: String },
+}
+
+#[derive(Clone)]
+struct Entry {
+    spec: ToolSpec,
+    handler: Arc<dyn ToolHandler>,
+}
+
+/// Collects specs and handlers; [`ToolRegistryBuilder::build`] checks that they pair up.
+#[derive(Default)]
+pub struct ToolRegistryBuilder {
+    specs: Vec<ToolSpec>,
+    handlers: BTreeMap<String, Arc<dyn ToolHandler>>,
+}
+
+impl std::fmt::Debug for ToolRegistryBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistryBuilder")
+            .field(
+                "specs",
+                &self.specs.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl ToolRegistryBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the spec the model will see. Order of `spec` calls is the order tools are sent in.
+    pub fn spec(mut self, spec: ToolSpec) -> Self {
+        self.specs.push(spec);
+        self
+    }
+
+    /// Adds the handler that runs calls to `name`.
+    pub fn handler(mut self, name: impl Into<String>, handler: Arc<dyn ToolHandler>) -> Self {
+        self.handlers.insert(name.into(), handler);
+        self
+    }
+
+    /// Spec and handler in one step, for the common case of one handler per tool.
+    pub fn tool(self, spec: ToolSpec, handler: Arc<dyn ToolHandler>) -> Self {
+        let name = spec.name.clone();
+        self.spec(spec).handler(name, handler)
+    }
+
+    pub fn build(mut self) -> Result<ToolRegistry, RegistryError> {
+        let mut entries: Vec<Entry> = Vec::with_capacity(self.specs.len());
+        for spec in self.specs {
+            let handler = self
+                .handlers
+                .remove(&spec.name)
+                .ok_or_else(|| RegistryError::MissingHandler(spec.name.clone()))?;
+            check_entry(&entries, &spec)?;
+            entries.push(Entry { spec, handler });
+        }
+        if let Some(name) = self.handlers.into_keys().next() {
+            return Err(RegistryError::HandlerWithoutSpec(name));
+        }
+        Ok(ToolRegistry {
+            entries: RwLock::new(entries),
+        })
+    }
+}
+
+fn check_entry(existing: &[Entry], spec: &ToolSpec) -> Result<(), RegistryError> {
+    let valid_name = !spec.name.is_empty()
+        && spec.name.len() <= 64
+        && spec
+            .name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !valid_name {
+        return Err(RegistryError::InvalidName(spec.name.clone()));
+    }
+    if existing.iter().any(|e| e.spec.name == spec.name) {
+        return Err(RegistryError::Duplicate(spec.name.clone()));
+    }
+    schema::check_schema(&spec.parameters).map_err(|reason| RegistryError::InvalidSchema {
+        name: spec.name.clone(),
+        reason,
+    })
+}
+
+/// The tools an agent can call, in registration order.
+pub struct ToolRegistry {
+    entries: RwLock<Vec<Entry>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    pub fn builder() -> ToolRegistryBuilder {
+        ToolRegistryBuilder::new()
+    }
+
+    /// An empty registry (chapter 10's prompt then says `(none)`).
+    pub fn empty() -> Self {
+        Self {
+            entries: RwLock::new(Vec::new()),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Entry>> {
+        // A panic while holding this lock cannot leave the Vec half-written (push is the only
+        // mutation), so a poisoned lock is still safe to read.
+        self.entries.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers one more tool on a live registry. It appears in the next request.
+    pub fn register(
+        &self,
+        spec: ToolSpec,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Result<(), RegistryError> {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        check_entry(&entries, &spec)?;
+        entries.push(Entry { spec, handler });
+        Ok(())
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.read().iter().map(|e| e.spec.clone()).collect()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.read().iter().map(|e| e.spec.name.clone()).collect()
+    }
+
+    pub fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.read()
+            .iter()
+            .find(|e| e.spec.name == name)
+            .map(|e| e.spec.clone())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    /// Turns a raw call from the model into a [`PreparedCall`], or the failure to report.
+    pub fn prepare(&self, call: &ToolCall) -> Result<PreparedCall, ToolFailure> {
+        let spec = self.spec(&call.name).ok_or_else(|| {
+            ToolFailure::new(
+                codes::UNKNOWN_TOOL,
+                format!(
+                    "no tool named `{}`; available: {}",
+                    call.name,
+                    self.names().join(", ")
+                ),
+            )
+        })?;
+        self.prepare_with(&spec, &call.id, &call.arguments)
+    }
+
+    fn prepare_with(
+        &self,
+        spec: &ToolSpec,
+        call_id: &str,
+        raw: &str,
+    ) -> Result<PreparedCall, ToolFailure> {
+        // Some servers send "" for a call without arguments; treat it as `{}`.
+        let text = if raw.trim().is_empty() { "{}" } else { raw };
+        let arguments: Value = serde_json::from_str(text).map_err(|err| {
+            ToolFailure::new(
+                codes::INVALID_JSON,
+                format!("arguments are not valid JSON ({err})"),
+            )
+        })?;
+        self.validate(spec, call_id, arguments)
+    }
+
+    /// Validates already-parsed arguments (used again after a hook rewrites the input).
+    pub fn revalidate(&self, call: &PreparedCall) -> Result<PreparedCall, ToolFailure> {
+        let spec = self.spec(&call.name).ok_or_else(|| {
+            ToolFailure::new(
+                codes::UNKNOWN_TOOL,
+                format!("no tool named `{}`", call.name),
+            )
+        })?;
+        self.validate(&spec, &call.call_id, call.arguments.clone())
+    }
+
+    fn validate(
+        &self,
+        spec: &ToolSpec,
+        call_id: &str,
+        arguments: Value,
+    ) -> Result<PreparedCall, ToolFailure> {
+        schema::validate(&spec.parameters, &arguments)
+            .map_err(|reason| ToolFailure::new(codes::INVALID_ARGUMENTS, reason))?;
+        Ok(PreparedCall {
+            call_id: call_id.to_string(),
+            name: spec.name.clone(),
+            arguments,
+            effect: spec.effect,
+        })
+    }
+
+    /// Runs a prepared call. The handler is cloned out of the lock first, so a slow tool never
+    /// blocks registration.
+    pub async fn execute(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
+        let handler = self
+            .read()
+            .iter()
+            .find(|e| e.spec.name == call.name)
+            .map(|e| Arc::clone(&e.handler))
+            .ok_or_else(|| {
+                ToolFailure::new(
+                    codes::UNKNOWN_TOOL,
+                    format!("no tool named `{}`", call.name),
+                )
+            })?;
+        handler.handle(call).await
+    }
+}

@@ -1,0 +1,304 @@
+//! `AgentRunner`: the loop every chapter shares.
+//!
+//! ```text
+//! user prompt ─▶ [system prompt + processed history] ─▶ model ─▶ tool calls? ──no──▶ answer
+//!                        ▲                                          │ yes
+//!                        └──────── tool results appended ◀──────────┘
+//! ```
+
+use std::sync::Arc;
+
+use tracing::{debug, info};
+
+use crate::message::{Message, ToolCall};
+use crate::model::{ModelClient, ModelError, ModelRequest};
+use crate::pairing::{PairingError, validate_pairing};
+use crate::registry::ToolRegistry;
+use crate::seams::{
+    AllowAll, GateDecision, HistoryProcessor, NoHooks, PermissionGate, PostToolVerdict,
+    PreToolVerdict, PromptError, RunObserver, Silent, SystemPromptProvider, TurnHooks,
+};
+use crate::tool::{ToolFailure, codes};
+
+/// The default bound on model requests per user turn.
+pub const DEFAULT_MAX_TURNS: usize = 30;
+
+/// Why a run ended without an answer. Tool failures are not here: they go back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(
+        "turn limit reached: the model still asked for tools after {limit} requests; raise --max-turns or narrow the task"
+    )]
+    TurnLimit { limit: usize },
+    #[error("the system prompt provider failed: {0}")]
+    Prompt(PromptError),
+    #[error("the system prompt provider returned an empty prompt; there is no fallback prompt")]
+    EmptySystemPrompt,
+    #[error("history processor `{name}` failed: {error}")]
+    Processor { name: &'static str, error: String },
+    #[error("refusing to send a request that breaks tool-call pairing (a harness bug): {0}")]
+    Pairing(PairingError),
+    #[error("the prompt was blocked by a hook: {0}")]
+    PromptBlocked(String),
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnOutcome {
+    pub final_text: String,
+    /// Model requests made during the turn.
+    pub requests: usize,
+    /// Tool calls executed (or answered with an error) during the turn.
+    pub tool_calls: usize,
+}
+
+/// The loop, with its seams filled in by the composition root.
+pub struct AgentRunner {
+    model: Arc<dyn ModelClient>,
+    tools: Arc<ToolRegistry>,
+    prompt: Arc<dyn SystemPromptProvider>,
+    gate: Arc<dyn PermissionGate>,
+    hooks: Arc<dyn TurnHooks>,
+    processors: Vec<Arc<dyn HistoryProcessor>>,
+    observer: Arc<dyn RunObserver>,
+    max_turns: usize,
+}
+
+impl std::fmt::Debug for AgentRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRunner")
+            .field("tools", &self.tools.names())
+            .field(
+                "processors",
+                &self.processors.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            )
+            .field("max_turns", &self.max_turns)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`AgentRunner`]; only the model, tools and prompt are required.
+pub struct AgentRunnerBuilder {
+    runner: AgentRunner,
+}
+
+impl std::fmt::Debug for AgentRunnerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.runner.fmt(f)
+    }
+}
+
+impl AgentRunnerBuilder {
+    pub fn max_turns(mut self, max_turns: usize) -> Self {
+        self.runner.max_turns = max_turns.max(1);
+        self
+    }
+
+    pub fn gate(mut self, gate: Arc<dyn PermissionGate>) -> Self {
+        self.runner.gate = gate;
+        self
+    }
+
+    pub fn hooks(mut self, hooks: Arc<dyn TurnHooks>) -> Self {
+        self.runner.hooks = hooks;
+        self
+    }
+
+    /// Appends a processor; processors run in the order they were added.
+    pub fn processor(mut self, processor: Arc<dyn HistoryProcessor>) -> Self {
+        self.runner.processors.push(processor);
+        self
+    }
+
+    pub fn observer(mut self, observer: Arc<dyn RunObserver>) -> Self {
+        self.runner.observer = observer;
+        self
+    }
+
+    pub fn build(self) -> AgentRunner {
+        self.runner
+    }
+}
+
+impl AgentRunner {
+    pub fn builder(
+        model: Arc<dyn ModelClient>,
+        tools: Arc<ToolRegistry>,
+        prompt: Arc<dyn SystemPromptProvider>,
+    ) -> AgentRunnerBuilder {
+        AgentRunnerBuilder {
+            runner: AgentRunner {
+                model,
+                tools,
+                prompt,
+                gate: Arc::new(AllowAll),
+                hooks: Arc::new(NoHooks),
+                processors: Vec::new(),
+                observer: Arc::new(Silent),
+                max_turns: DEFAULT_MAX_TURNS,
+            },
+        }
+    }
+
+    pub fn tools(&self) -> &Arc<ToolRegistry> {
+        &self.tools
+    }
+
+    pub fn max_turns(&self) -> usize {
+        self.max_turns
+    }
+
+    /// Builds the request the runner would send next for `history`, without sending it.
+    /// `agent-tutorial prompt` uses this, so what it prints is what the loop sends.
+    pub async fn prepare_request(&self, history: &[Message]) -> Result<ModelRequest, RunError> {
+        let system = self
+            .prompt
+            .system_prompt()
+            .await
+            .map_err(RunError::Prompt)?;
+        if system.trim().is_empty() {
+            return Err(RunError::EmptySystemPrompt);
+        }
+        let mut messages = history.to_vec();
+        for processor in &self.processors {
+            messages = processor
+                .process(messages)
+                .await
+                .map_err(|err| RunError::Processor {
+                    name: processor.name(),
+                    error: err.0,
+                })?;
+        }
+        messages.insert(0, Message::system(system));
+        validate_pairing(&messages).map_err(RunError::Pairing)?;
+        Ok(ModelRequest {
+            messages,
+            tools: self.tools.specs(),
+        })
+    }
+
+    /// Runs one user turn: appends the prompt to `history`, loops until the model answers
+    /// without tool calls, and returns that answer. `history` always stays valid (every call
+    /// answered), even when the turn ends in an error.
+    pub async fn run_turn(
+        &self,
+        history: &mut Vec<Message>,
+        prompt: &str,
+    ) -> Result<TurnOutcome, RunError> {
+        let context = self
+            .hooks
+            .user_prompt_submit(prompt)
+            .await
+            .map_err(RunError::PromptBlocked)?;
+        history.push(Message::user(prompt));
+        history.extend(context);
+
+        let mut requests = 0;
+        let mut tool_calls = 0;
+        let mut stop_forced = false;
+        loop {
+            if requests == self.max_turns {
+                return Err(RunError::TurnLimit {
+                    limit: self.max_turns,
+                });
+            }
+            let request = self.prepare_request(history).await?;
+            self.observer.on_request(requests, &request);
+            debug!(
+                request = requests,
+                messages = request.messages.len(),
+                tools = request.tools.len(),
+                "model request"
+            );
+            let reply = self.model.complete(&request).await?;
+            requests += 1;
+            self.observer.on_reply(&reply);
+            history.push(reply.to_message());
+
+            if reply.tool_calls.is_empty() {
+                let text = reply.content.unwrap_or_default();
+                if !stop_forced {
+                    if let Some(message) = self.hooks.stop(&text).await {
+                        stop_forced = true;
+                        history.push(Message::user(message));
+                        continue;
+                    }
+                }
+                info!(requests, tool_calls, "turn finished");
+                return Ok(TurnOutcome {
+                    final_text: text,
+                    requests,
+                    tool_calls,
+                });
+            }
+
+            let stop = self.run_tool_batch(history, &reply.tool_calls).await;
+            tool_calls += reply.tool_calls.len();
+            if let Some(text) = stop {
+                return Ok(TurnOutcome {
+                    final_text: text,
+                    requests,
+                    tool_calls,
+                });
+            }
+        }
+    }
+
+    /// Answers every call of one reply, in order. Returns `Some(text)` when a hook stopped the
+    /// run; later calls of the batch are still answered so the history stays paired.
+    async fn run_tool_batch(
+        &self,
+        history: &mut Vec<Message>,
+        calls: &[ToolCall],
+    ) -> Option<String> {
+        let mut stopped: Option<String> = None;
+        for call in calls {
+            self.observer.on_tool_call(call);
+            let result = if stopped.is_some() {
+                Err(ToolFailure::new(
+                    "hook_stopped_continuation",
+                    "a hook stopped the run before this call ran",
+                ))
+            } else {
+                let (result, stop) = self.run_one(call).await;
+                if stop {
+                    stopped = Some(format!("Run stopped by a hook after `{}`.", call.name));
+                }
+                result
+            };
+            self.observer.on_tool_result(call, &result);
+            let content = match &result {
+                Ok(text) => text.clone(),
+                Err(failure) => failure.to_string(),
+            };
+            history.push(Message::tool_result(&call.id, content));
+        }
+        stopped
+    }
+
+    async fn run_one(&self, call: &ToolCall) -> (Result<String, ToolFailure>, bool) {
+        let prepared = match self.tools.prepare(call) {
+            Ok(prepared) => prepared,
+            Err(failure) => return (Err(failure), false),
+        };
+        let prepared = match self.hooks.pre_tool_use(prepared).await {
+            PreToolVerdict::Continue(rewritten) => match self.tools.revalidate(&rewritten) {
+                Ok(valid) => valid,
+                Err(failure) => return (Err(failure), false),
+            },
+            PreToolVerdict::Block(failure) => return (Err(failure), false),
+        };
+        let output = match self.gate.check(&prepared).await {
+            GateDecision::Allow => self.tools.execute(&prepared).await,
+            GateDecision::Deny { reason } => {
+                Err(ToolFailure::new(codes::PERMISSION_DENIED, reason))
+            }
+        };
+        match self.hooks.post_tool_use(&prepared, output).await {
+            PostToolVerdict::Continue(output) => (output, false),
+            PostToolVerdict::Stop(output) => (output, true),
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! A small, strict JSON-schema validator for tool arguments.
+//!
+//! Models send arguments that almost match; we want the mismatch told back precisely
+//! (`$.todos[0].status: expected one of ...`). A full JSON-schema engine would be a heavy
+//! dependency for the handful of keywords tool schemas use, so this module supports exactly
+//! that subset and *refuses to register* a schema using anything else — an unsupported keyword
+//! is never silently unenforced.
+
+use serde_json::{Map, Value};
+
+const KNOWN_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxItems",
+    "minItems",
+];
+
+/// Checks that a schema only uses keywords this validator enforces and that the root
+/// describes an object (Chat Completions requires object parameters).
+pub fn check_schema(schema: &Value) -> Result<(), String> {
+    let root = schema
+        .as_object()
+        .ok_or("the schema is not a JSON object")?;
+    if root.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("the root schema must have \"type\": \"object\"".into());
+    }
+    check_node(schema, "$")
+}
+
+fn check_node(schema: &Value, at: &str) -> Result<(), String> {
+    let node = schema
+        .as_object()
+        .ok_or_else(|| format!("{at}: a schema must be an object"))?;
+    for key in node.keys() {
+        if !KNOWN_KEYWORDS.contains(&key.as_str()) {
+            return Err(format!("{at}: unsupported schema keyword `{key}`"));
+        }
+    }
+    if let Some(props) = node.get("properties") {
+        let props = props
+            .as_object()
+            .ok_or_else(|| format!("{at}: `properties` must be an object"))?;
+        for (name, sub) in props {
+            check_node(sub, &format!("{at}.{name}"))?;
+        }
+    }
+    if let Some(items) = node.get("items") {
+        check_node(items, &format!("{at}[]"))?;
+    }
+    Ok(())
+}
+
+/// Validates `value` against `schema`; the error names the path of the first bad value.
+pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+    validate_at(schema, value, "$")
+}
+
+fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+    let Some(node) = schema.as_object() else {
+        return Ok(());
+    };
+    if let Some(expected) = node.get("type").and_then(Value::as_str) {
+        if !has_type(value, expected) {
+            return Err(format!(
+                "{at}: expected {expected}, got {}",
+                type_name(value)
+            ));
+        }
+    }
+    if let Some(options) = node.get("enum").and_then(Value::as_array) {
+        if !options.contains(value) {
+            let list: Vec<String> = options.iter().map(Value::to_string).collect();
+            return Err(format!("{at}: expected one of {}", list.join(", ")));
+        }
+    }
+    match value {
+        Value::Object(map) => validate_object(node, map, at),
+        Value::Array(items) => validate_array(node, items, at),
+        Value::String(s) => {
+            if let Some(min) = node.get("minLength").and_then(Value::as_u64) {
+                if (s.chars().count() as u64) < min {
+                    return Err(format!("{at}: must be at least {min} characters"));
+                }
+            }
+            Ok(())
+        }
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if let Some(min) = node.get("minimum").and_then(Value::as_f64) {
+                if x < min {
+                    return Err(format!("{at}: must be >= {min}"));
+                }
+            }
+            if let Some(max) = node.get("maximum").and_then(Value::as_f64) {
+                if x > max {
+                    return Err(format!("{at}: must be <= {max}"));
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn validate_object(
+    node: &Map<String, Value>,
+    map: &Map<String, Value>,
+    at: &str,
+) -> Result<(), String> {
+    let empty = Map::new();
+    let props = node
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    if let Some(required) = node.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !map.contains_key(name) {
+                return Err(format!("{at}: missing required field `{name}`"));
+            }
+        }
+    }
+    // Strict by default: only an explicit `additionalProperties: true` allows unknown fields.
+    let open = node.get("additionalProperties") == Some(&Value::Bool(true));
+    for (key, val) in map {
+        match props.get(key) {
+            Some(sub) => validate_at(sub, val, &format!("{at}.{key}"))?,
+            None if open => {}
+            None => return Err(format!("{at}: unknown field `{key}`")),
+        }
+    }
+    Ok(())
+}
+
+fn validate_array(node: &Map<String, Value>, items: &[Value], at: &str) -> Result<(), String> {
+    let len = items.len() as u64;
+    if let Some(max) = node.get("maxItems").and_then(Value::as_u64) {
+        if len > max {
+            return Err(format!("{at}: at most {max} items allowed, got {len}"));
+        }
+    }
+    if let Some(min) = node.get("minItems").and_then(Value::as_u64) {
+        if len < min {
+            return Err(format!("{at}: at least {min} items required, got {len}"));
+        }
+    }
+    if let Some(item_schema) = node.get("items") {
+        for (i, item) in items.iter().enumerate() {
+            validate_at(item_schema, item, &format!("{at}[{i}]"))?;
+        }
+    }
+    Ok(())
+}
+
+fn has_type(value: &Value, expected: &str) -> bool {
+    match expected {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "null" => value.is_null(),
+        "number" => value.is_number(),
+        "integer" => value.is_i64() || value.is_u64(),
+        _ => false,
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn todo_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "todos": {
+                    "type": "array",
+                    "maxItems": 2,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "content": {"type": "string"},
+                            "status": {"type": "string", "enum": ["pending", "completed"]}
+                        },
+                        "required": ["content", "status"]
+                    }
+                },
+                "limit": {"type": "integer", "minimum": 1}
+            },
+            "required": ["todos"]
+        })
+    }
+
+    #[test]
+    fn accepts_a_matching_value() {
+        let value = json!({"todos": [{"content": "a", "status": "pending"}], "limit": 3});
+        assert_eq!(validate(&todo_schema(), &value), Ok(()));
+    }
+
+    #[test]
+    fn names_the_path_of_the_first_bad_value() {
+        let cases = [
+            (json!({}), "$: missing required field `todos`"),
+            (json!({"todos": [], "x": 1}), "$: unknown field `x`"),
+            (
+                json!({"todos": [{"content": "a", "status": "done"}]}),
+                "$.todos[0].status: expected one of \"pending\", \"completed\"",
+            ),
+            (
+                json!({"todos": [{"content": 1, "status": "pending"}]}),
+                "$.todos[0].content: expected string, got number",
+            ),
+            (
+                json!({"todos": [], "limit": 1.5}),
+                "$.limit: expected integer, got number",
+            ),
+            (json!({"todos": [], "limit": 0}), "$.limit: must be >= 1"),
+            (
+                json!({"todos": [{"content": "a", "status": "pending"}, {"content": "b", "status": "pending"}, {"content": "c", "status": "pending"}]}),
+                "$.todos: at most 2 items allowed, got 3",
+            ),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(validate(&todo_schema(), &value), Err(expected.to_string()));
+        }
+    }
+
+    #[test]
+    fn refuses_schemas_it_cannot_enforce() {
+        assert_eq!(check_schema(&todo_schema()), Ok(()));
+        assert_eq!(
+            check_schema(
+                &json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "^a"}}})
+            ),
+            Err("$.p: unsupported schema keyword `pattern`".to_string())
+        );
+        assert_eq!(
+            check_schema(&json!({"type": "string"})),
+            Err("the root schema must have \"type\": \"object\"".to_string())
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! A model that replays scripted replies: the offline engine behind every loop test and the
+//! CLI's `--script FILE`.
+//!
+//! Script file format (JSON array, one element per model request):
+//!
+//! ```json
+//! [
+//!   {"tool_calls": [{"id": "call_1", "name": "bash", "arguments": {"command": "ls"}}]},
+//!   {"content": "There are two files."}
+//! ]
+//! ```
+//!
+//! `arguments` may be a JSON value (sent as its compact text) or a string (sent verbatim, so a
+//! script can reproduce a model emitting malformed JSON). An element `{"error": {...}}` makes
+//! that request fail with the given [`ModelError`].
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::message::ToolCall;
+use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum ScriptStep {
+    Reply(ModelReply),
+    Fail(ModelError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("cannot read script {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("script {path} is not valid: {source}")]
+    Parse {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error("the script has {left} unused repl{} left after the run", if *left == 1 { "y" } else { "ies" })]
+    Unconsumed { left: usize },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileStep {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<FileCall>,
+    #[serde(default)]
+    error: Option<FileError>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileCall {
+    id: String,
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileError {
+    status: u16,
+    #[serde(default)]
+    message: String,
+}
+
+impl FileStep {
+    fn into_step(self) -> ScriptStep {
+        if let Some(error) = self.error {
+            let message = error.message;
+            return ScriptStep::Fail(match error.status {
+                401 | 403 => ModelError::Auth {
+                    status: error.status,
+                    message,
+                },
+                429 => ModelError::RateLimited {
+                    message,
+                    retry_after: None,
+                },
+                413 => ModelError::PromptTooLong { message },
+                s if s >= 500 => ModelError::Server { status: s, message },
+                s => ModelError::Http { status: s, message },
+            });
+        }
+        let tool_calls = self
+            .tool_calls
+            .into_iter()
+            .map(|call| ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: match call.arguments {
+                    None => "{}".to_string(),
+                    Some(Value::String(raw)) => raw,
+                    Some(value) => value.to_string(),
+                },
+            })
+            .collect();
+        ScriptStep::Reply(ModelReply {
+            content: self.content,
+            tool_calls,
+            ..ModelReply::default()
+        })
+    }
+}
+
+/// Replays [`ScriptStep`]s in order and records every request it receives.
+#[derive(Debug, Default)]
+pub struct ScriptedModel {
+    steps: Mutex<VecDeque<ScriptStep>>,
+    requests: Mutex<Vec<ModelRequest>>,
+}
+
+impl ScriptedModel {
+    pub fn new(steps: impl IntoIterator<Item = ScriptStep>) -> Self {
+        Self {
+            steps: Mutex::new(steps.into_iter().collect()),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A script of plain replies.
+    pub fn replies(replies: impl IntoIterator<Item = ModelReply>) -> Self {
+        Self::new(replies.into_iter().map(ScriptStep::Reply))
+    }
+
+    pub fn from_json(text: &str, origin: &str) -> Result<Self, ScriptError> {
+        let steps: Vec<FileStep> =
+            serde_json::from_str(text).map_err(|source| ScriptError::Parse {
+                path: origin.to_string(),
+                source,
+            })?;
+        Ok(Self::new(steps.into_iter().map(FileStep::into_step)))
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+            path: origin.clone(),
+            source,
+        })?;
+        Self::from_json(&text, &origin)
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Steps not yet replayed.
+    pub fn remaining(&self) -> usize {
+        self.steps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Fails when the script still has replies: a test whose model was asked fewer times than
+    /// scripted has not exercised what it claims to.
+    pub fn finish(&self) -> Result<(), ScriptError> {
+        match self.remaining() {
+            0 => Ok(()),
+            left => Err(ScriptError::Unconsumed { left }),
+        }
+    }
+}
+
+#[async_trait]
+impl ModelClient for ScriptedModel {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        let index = {
+            let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+            requests.push(request.clone());
+            requests.len()
+        };
+        let step = self
+            .steps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front();
+        match step {
+            Some(ScriptStep::Reply(reply)) => Ok(reply),
+            Some(ScriptStep::Fail(error)) => Err(error),
+            None => Err(ModelError::ScriptExhausted { request: index }),
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The points where later chapters plug into the loop. Each seam has a do-nothing default so
+//! chapter 1's runner is the plain loop and nothing more.
+
+use async_trait::async_trait;
+
+use crate::message::{Message, ToolCall};
+use crate::model::{ModelReply, ModelRequest};
+use crate::tool::{PreparedCall, ToolFailure};
+
+/// Why the system prompt could not be produced.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PromptError(pub String);
+
+/// Asked for the system prompt before EVERY model request. Zero arguments on purpose: whatever
+/// the prompt depends on is bound when the provider is built (chapter 10).
+#[async_trait]
+pub trait SystemPromptProvider: Send + Sync {
+    async fn system_prompt(&self) -> Result<String, PromptError>;
+}
+
+/// The fixed prompt of chapters 1–9: rendered once at build time, returned every time.
+#[derive(Debug, Clone)]
+pub struct FixedPrompt(pub String);
+
+#[async_trait]
+impl SystemPromptProvider for FixedPrompt {
+    async fn system_prompt(&self) -> Result<String, PromptError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// The verdict of a permission check for one prepared call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateDecision {
+    Allow,
+    Deny { reason: String },
+}
+
+/// Consulted before a tool runs (chapter 3 plugs its pipeline in here).
+#[async_trait]
+pub trait PermissionGate: Send + Sync {
+    async fn check(&self, call: &PreparedCall) -> GateDecision;
+}
+
+/// Chapters 1–2: no permission system, every valid call runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+#[async_trait]
+impl PermissionGate for AllowAll {
+    async fn check(&self, _call: &PreparedCall) -> GateDecision {
+        GateDecision::Allow
+    }
+}
+
+/// Why a history processor failed; this ends the run (a request we cannot shape correctly
+/// must not be sent).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProcessError(pub String);
+
+/// Shapes what is sent, never what is stored: it receives a copy of the history (without the
+/// system prompt) and returns the messages for this one request. Reminders (chapter 5),
+/// compaction (chapter 8) and memory messages (chapter 9) are processors.
+#[async_trait]
+pub trait HistoryProcessor: Send + Sync {
+    fn name(&self) -> &'static str;
+    async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError>;
+}
+
+/// What a PreToolUse hook decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PreToolVerdict {
+    /// Run the call (possibly with rewritten input; the runner validates it again).
+    Continue(PreparedCall),
+    /// Do not run it; the reason goes back to the model.
+    Block(ToolFailure),
+}
+
+/// What a PostToolUse hook decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PostToolVerdict {
+    Continue(Result<String, ToolFailure>),
+    /// Keep this output, then stop the run after the current batch.
+    Stop(Result<String, ToolFailure>),
+}
+
+/// Lifecycle hooks (chapter 4). Defaults do nothing.
+#[async_trait]
+pub trait TurnHooks: Send + Sync {
+    /// May block the prompt (Err) or add context to the turn (returned messages are appended
+    /// after the user message).
+    async fn user_prompt_submit(&self, _prompt: &str) -> Result<Vec<Message>, String> {
+        Ok(Vec::new())
+    }
+    async fn pre_tool_use(&self, call: PreparedCall) -> PreToolVerdict {
+        PreToolVerdict::Continue(call)
+    }
+    async fn post_tool_use(
+        &self,
+        _call: &PreparedCall,
+        output: Result<String, ToolFailure>,
+    ) -> PostToolVerdict {
+        PostToolVerdict::Continue(output)
+    }
+    /// Returning a message forces one more turn with it (the runner honours this once a run).
+    async fn stop(&self, _final_text: &str) -> Option<String> {
+        None
+    }
+}
+
+/// No hooks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHooks;
+
+impl TurnHooks for NoHooks {}
+
+/// Watches a run without changing it: the CLI prints tool calls from here, tests count.
+pub trait RunObserver: Send + Sync {
+    fn on_request(&self, _index: usize, _request: &ModelRequest) {}
+    fn on_reply(&self, _reply: &ModelReply) {}
+    fn on_tool_call(&self, _call: &ToolCall) {}
+    fn on_tool_result(&self, _call: &ToolCall, _result: &Result<String, ToolFailure>) {}
+}
+
+/// Observes nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+impl RunObserver for Silent {}

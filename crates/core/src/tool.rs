@@ -1,0 +1,103 @@
+//! What a tool is: the spec the model sees, the handler that runs, and how failures are told.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What running a tool can do to the world; the permission pipeline (chapter 3) keys on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolEffect {
+    Read,
+    Write,
+    Execute,
+    External,
+}
+
+/// The part of a tool the model sees. Registered apart from the handler (codex-rs style), so
+/// the request bytes depend only on specs and several names can share one handler.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON schema for the arguments (the subset in [`crate::schema`]); strict: unknown
+    /// fields are rejected unless the schema says `additionalProperties: true`.
+    pub parameters: Value,
+    pub effect: ToolEffect,
+}
+
+impl ToolSpec {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        effect: ToolEffect,
+        parameters: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            effect,
+        }
+    }
+}
+
+/// Error codes a tool result can carry. Codes are stable strings because the model reads them.
+pub mod codes {
+    pub const UNKNOWN_TOOL: &str = "unknown_tool";
+    pub const INVALID_JSON: &str = "invalid_json";
+    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
+    pub const TOOL_EXECUTION_ERROR: &str = "tool_execution_error";
+    pub const PATH_ESCAPE: &str = "path_escape";
+    pub const PERMISSION_DENIED: &str = "permission_denied";
+}
+
+/// A failure that goes back to the model as the tool result `Error [<code>]: <message>`; the
+/// loop goes on. Failures that must end the run are not `ToolFailure`s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Error [{code}]: {message}")]
+pub struct ToolFailure {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ToolFailure {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn execution(message: impl fmt::Display) -> Self {
+        Self::new(codes::TOOL_EXECUTION_ERROR, message.to_string())
+    }
+}
+
+/// A call that passed the registry's checks: the tool exists and the arguments parse and match
+/// the schema. Only prepared calls reach permissions, hooks and handlers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedCall {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: Value,
+    pub effect: ToolEffect,
+}
+
+/// Runs a tool. Handlers receive already-validated arguments.
+#[async_trait]
+pub trait ToolHandler: Send + Sync {
+    async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure>;
+}
+
+/// Deserializes validated arguments into a handler's typed struct. The schema check has run
+/// already, so a failure here means the schema and the struct disagree; it still becomes an
+/// `invalid_arguments` result rather than a crash.
+pub fn parse_arguments<T: serde::de::DeserializeOwned>(
+    call: &PreparedCall,
+) -> Result<T, ToolFailure> {
+    serde_json::from_value(call.arguments.clone())
+        .map_err(|err| ToolFailure::new(codes::INVALID_ARGUMENTS, err.to_string()))
+}

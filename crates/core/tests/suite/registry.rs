@@ -1,0 +1,87 @@
+use std::sync::Arc;
+
+use agent_core::{RegistryError, ToolRegistry};
+use serde_json::json;
+
+use super::{Echo, echo_spec};
+
+#[test]
+fn build_pairs_specs_with_handlers() {
+    let missing = ToolRegistry::builder().spec(echo_spec("echo")).build();
+    assert_eq!(
+        missing.unwrap_err(),
+        RegistryError::MissingHandler("echo".into())
+    );
+
+    let orphan = ToolRegistry::builder()
+        .handler("ghost", Arc::new(Echo))
+        .build();
+    assert_eq!(
+        orphan.unwrap_err(),
+        RegistryError::HandlerWithoutSpec("ghost".into())
+    );
+
+    let twice = ToolRegistry::builder()
+        .tool(echo_spec("echo"), Arc::new(Echo))
+        .spec(echo_spec("echo"))
+        .build();
+    assert_eq!(
+        twice.unwrap_err(),
+        RegistryError::MissingHandler("echo".into())
+    );
+
+    let bad_name = ToolRegistry::builder()
+        .tool(echo_spec("read-file"), Arc::new(Echo))
+        .build();
+    assert_eq!(
+        bad_name.unwrap_err(),
+        RegistryError::InvalidName("read-file".into())
+    );
+}
+
+#[test]
+fn several_names_can_share_one_handler_and_order_is_kept() {
+    let shared = Arc::new(Echo);
+    let registry = ToolRegistry::builder()
+        .spec(echo_spec("zeta"))
+        .spec(echo_spec("alpha"))
+        .handler("zeta", shared.clone())
+        .handler("alpha", shared)
+        .build()
+        .unwrap();
+    assert_eq!(registry.names(), vec!["zeta", "alpha"]);
+}
+
+#[test]
+fn a_live_registry_accepts_new_tools_and_rejects_duplicates() {
+    let registry = ToolRegistry::builder()
+        .tool(echo_spec("echo"), Arc::new(Echo))
+        .build()
+        .unwrap();
+    registry
+        .register(echo_spec("echo2"), Arc::new(Echo))
+        .unwrap();
+    assert_eq!(
+        registry.register(echo_spec("echo"), Arc::new(Echo)),
+        Err(RegistryError::Duplicate("echo".into()))
+    );
+    assert_eq!(registry.names(), vec!["echo", "echo2"]);
+}
+
+#[test]
+fn unsupported_schema_keywords_are_refused_at_build_time() {
+    let mut spec = echo_spec("echo");
+    spec.parameters =
+        json!({"type": "object", "properties": {"text": {"type": "string", "format": "uri"}}});
+    let err = ToolRegistry::builder()
+        .tool(spec, Arc::new(Echo))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RegistryError::InvalidSchema {
+            name: "echo".into(),
+            reason: "$.text: unsupported schema keyword `format`".into()
+        }
+    );
+}

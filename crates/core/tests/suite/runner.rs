@@ -1,0 +1,174 @@
+use std::sync::Arc;
+
+use agent_core::{
+    AgentRunner, Message, ModelReply, ModelRequest, RunError, ScriptedModel, validate_pairing,
+};
+
+use super::{call, echo_registry, prompt};
+
+fn runner(model: &Arc<ScriptedModel>) -> AgentRunner {
+    AgentRunner::builder(model.clone(), echo_registry(), prompt()).build()
+}
+
+/// Renders a request as one short line per message, so whole requests compare as values.
+fn labels(request: &ModelRequest) -> Vec<String> {
+    request
+        .messages
+        .iter()
+        .map(|m| match m {
+            Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => format!(
+                "assistant calls {}",
+                tool_calls
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            other => format!("{} {}", other.role(), other.text()),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_two_round_session_ends_with_the_text_and_records_requests_in_order() {
+    let model = Arc::new(ScriptedModel::replies([
+        ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"hi"}"#)]),
+        ModelReply::text("done"),
+    ]));
+    let mut history = Vec::new();
+    let outcome = runner(&model)
+        .run_turn(&mut history, "say hi")
+        .await
+        .unwrap();
+
+    assert_eq!(outcome.final_text, "done");
+    assert_eq!((outcome.requests, outcome.tool_calls), (2, 1));
+    model.finish().unwrap();
+    let requests = model.requests();
+    assert_eq!(
+        requests.iter().map(labels).collect::<Vec<_>>(),
+        vec![
+            vec!["system You are a test agent.", "user say hi"],
+            vec![
+                "system You are a test agent.",
+                "user say hi",
+                "assistant calls echo",
+                "tool echo: hi",
+            ],
+        ]
+    );
+    assert_eq!(
+        requests[0]
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["echo"]
+    );
+    assert_eq!(
+        history,
+        vec![
+            Message::user("say hi"),
+            Message::Assistant {
+                content: None,
+                tool_calls: vec![call("c1", "echo", r#"{"text":"hi"}"#)]
+            },
+            Message::tool_result("c1", "echo: hi"),
+            Message::assistant_text("done"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn bad_calls_become_error_results_and_the_loop_goes_on() {
+    let model = Arc::new(ScriptedModel::replies([
+        ModelReply::tool_calls(vec![
+            call("c1", "nope", "{}"),
+            call("c2", "echo", "{not json"),
+            call("c3", "echo", r#"{"text": 3}"#),
+            call("c4", "echo", r#"{"text": "x", "extra": true}"#),
+            call("c5", "echo", r#"{"text": "fail"}"#),
+        ]),
+        ModelReply::text("recovered"),
+    ]));
+    let mut history = Vec::new();
+    let outcome = runner(&model).run_turn(&mut history, "go").await.unwrap();
+    assert_eq!(outcome.final_text, "recovered");
+
+    let requests = model.requests();
+    let results: Vec<&str> = requests[1]
+        .messages
+        .iter()
+        .filter(|m| m.role() == "tool")
+        .map(Message::text)
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            "Error [unknown_tool]: no tool named `nope`; available: echo",
+            "Error [invalid_json]: arguments are not valid JSON (key must be a string at line 1 column 2)",
+            "Error [invalid_arguments]: $.text: expected string, got number",
+            "Error [invalid_arguments]: $: unknown field `extra`",
+            "Error [tool_execution_error]: echo was asked to fail",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_turn_limit_ends_the_run_with_an_error_and_a_valid_history() {
+    let model = Arc::new(ScriptedModel::replies((0..3).map(|i| {
+        ModelReply::tool_calls(vec![call(&format!("c{i}"), "echo", r#"{"text":"again"}"#)])
+    })));
+    let runner = AgentRunner::builder(model.clone(), echo_registry(), prompt())
+        .max_turns(3)
+        .build();
+    let mut history = Vec::new();
+    let err = runner
+        .run_turn(&mut history, "loop forever")
+        .await
+        .unwrap_err();
+    assert_eq!(err, RunError::TurnLimit { limit: 3 });
+    assert_eq!(
+        err.to_string(),
+        "turn limit reached: the model still asked for tools after 3 requests; raise --max-turns or narrow the task"
+    );
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(validate_pairing(&history), Ok(()));
+}
+
+#[tokio::test]
+async fn a_model_error_ends_the_run_as_a_typed_error() {
+    let model = Arc::new(
+        ScriptedModel::from_json(
+            r#"[{"error": {"status": 401, "message": "bad key"}}]"#,
+            "inline",
+        )
+        .unwrap(),
+    );
+    let mut history = Vec::new();
+    let err = runner(&model)
+        .run_turn(&mut history, "hi")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        RunError::Model(agent_core::ModelError::Auth {
+            status: 401,
+            message: "bad key".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn an_empty_system_prompt_stops_the_run_before_any_request() {
+    let model = Arc::new(ScriptedModel::replies([ModelReply::text("unused")]));
+    let runner = AgentRunner::builder(
+        model.clone(),
+        echo_registry(),
+        Arc::new(agent_core::FixedPrompt("  \n".into())),
+    )
+    .build();
+    let err = runner.run_turn(&mut Vec::new(), "hi").await.unwrap_err();
+    assert_eq!(err, RunError::EmptySystemPrompt);
+    assert_eq!(model.requests().len(), 0);
+}

@@ -1,0 +1,61 @@
+use agent_core::{
+    Message, ModelClient, ModelError, ModelReply, ModelRequest, ScriptError, ScriptedModel,
+};
+
+use super::call;
+
+fn request(text: &str) -> ModelRequest {
+    ModelRequest {
+        messages: vec![Message::user(text)],
+        tools: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn replays_a_json_script_and_reports_what_is_left() {
+    let script = r#"[
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "ls"}}]},
+        {"tool_calls": [{"id": "c2", "name": "bash", "arguments": "{broken"}]},
+        {"content": "done"}
+    ]"#;
+    let model = ScriptedModel::from_json(script, "inline").unwrap();
+    let first = model.complete(&request("a")).await.unwrap();
+    assert_eq!(
+        first,
+        ModelReply::tool_calls(vec![call("c1", "bash", r#"{"command":"ls"}"#)])
+    );
+    let second = model.complete(&request("b")).await.unwrap();
+    assert_eq!(second.tool_calls[0].arguments, "{broken");
+    assert_eq!(model.remaining(), 1);
+    assert_eq!(
+        model.finish().unwrap_err().to_string(),
+        "the script has 1 unused reply left after the run"
+    );
+    assert_eq!(
+        model.complete(&request("c")).await.unwrap(),
+        ModelReply::text("done")
+    );
+    assert_eq!(
+        model.complete(&request("d")).await.unwrap_err(),
+        ModelError::ScriptExhausted { request: 4 }
+    );
+    assert_eq!(
+        model
+            .requests()
+            .iter()
+            .map(|r| r.messages[0].text().to_string())
+            .collect::<Vec<_>>(),
+        vec!["a", "b", "c", "d"]
+    );
+    model.finish().unwrap();
+}
+
+#[test]
+fn a_script_with_unknown_fields_is_rejected() {
+    let err = ScriptedModel::from_json(r#"[{"text": "hi"}]"#, "s.json").unwrap_err();
+    assert!(matches!(err, ScriptError::Parse { .. }));
+    assert_eq!(
+        err.to_string(),
+        "script s.json is not valid: unknown field `text`, expected one of `content`, `tool_calls`, `error` at line 1 column 8"
+    );
+}
