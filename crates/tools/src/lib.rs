@@ -1,1 +1,50 @@
+//! `agent-tools`: the built-in tools, each confined to a [`Workspace`].
+//!
+//! | tool | effect | chapter |
+//! |---|---|---|
+//! | `bash` | execute | 1 |
+//! | `read_file`, `glob` | read | 2 |
+//! | `write_file`, `edit_file` | write | 2 |
 
+pub mod bash;
+pub mod files;
+pub mod glob;
+pub mod output;
+pub mod workspace;
+
+use std::sync::Arc;
+
+use agent_core::ToolRegistryBuilder;
+
+pub use bash::{BashConfig, BashTool};
+pub use workspace::{PathError, Workspace};
+
+/// Adds `bash` (chapter 1).
+pub fn add_bash(
+    builder: ToolRegistryBuilder,
+    workspace: &Workspace,
+    config: BashConfig,
+) -> ToolRegistryBuilder {
+    builder.tool(
+        bash::spec(),
+        Arc::new(BashTool::new(workspace.clone(), config)),
+    )
+}
+
+/// Adds `read_file`, `write_file`, `edit_file` and `glob` (chapter 2).
+pub fn add_file_tools(builder: ToolRegistryBuilder, workspace: &Workspace) -> ToolRegistryBuilder {
+    builder
+        .tool(
+            files::read_spec(),
+            Arc::new(files::ReadFile(workspace.clone())),
+        )
+        .tool(
+            files::write_spec(),
+            Arc::new(files::WriteFile(workspace.clone())),
+        )
+        .tool(
+            files::edit_spec(),
+            Arc::new(files::EditFile(workspace.clone())),
+        )
+        .tool(glob::spec(), Arc::new(glob::Glob(workspace.clone())))
+}

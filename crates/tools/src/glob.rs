@@ -1,0 +1,102 @@
+//! `glob{pattern}`: find files in the workspace by pattern, sorted.
+
+use std::path::{Component, Path};
+
+use agent_core::{
+    PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes, tool::parse_arguments,
+};
+use async_trait::async_trait;
+use globset::GlobBuilder;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::workspace::Workspace;
+
+/// At most this many paths are returned; the rest is counted in a marker line.
+pub const MAX_MATCHES: usize = 500;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec::new(
+        "glob",
+        "List files in the workspace matching a glob pattern (`*` stays within a folder, `**` crosses folders), as sorted workspace-relative paths.",
+        ToolEffect::Read,
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "For example `src/**/*.rs` or `*.md`.", "minLength": 1}
+            },
+            "required": ["pattern"]
+        }),
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    pattern: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Glob(pub Workspace);
+
+#[async_trait]
+impl ToolHandler for Glob {
+    async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
+        let args: Args = parse_arguments(call)?;
+        let workspace = self.0.clone();
+        tokio::task::spawn_blocking(move || glob(&workspace, &args.pattern))
+            .await
+            .map_err(ToolFailure::execution)?
+    }
+}
+
+/// The sorted matches of `pattern`, one per line.
+pub fn glob(workspace: &Workspace, pattern: &str) -> Result<String, ToolFailure> {
+    let escapes = Path::new(pattern).components().any(|c| {
+        matches!(
+            c,
+            Component::ParentDir | Component::RootDir | Component::Prefix(_)
+        )
+    });
+    if escapes {
+        return Err(ToolFailure::new(
+            codes::PATH_ESCAPE,
+            format!("pattern `{pattern}` must be relative to the workspace and must not use `..`"),
+        ));
+    }
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|err| ToolFailure::new(codes::INVALID_ARGUMENTS, format!("bad pattern: {err}")))?
+        .compile_matcher();
+    let mut matches = Vec::new();
+    // Symlinks are not followed, so a link to outside cannot leak paths from there.
+    let walker = walkdir::WalkDir::new(workspace.root())
+        .min_depth(1)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git");
+    for entry in walker.filter_map(Result::ok) {
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let relative = workspace.relative(entry.path());
+        if matcher.is_match(&relative) {
+            matches.push(relative);
+        }
+    }
+    matches.sort();
+    if matches.is_empty() {
+        return Ok("(no matches)".to_string());
+    }
+    let total = matches.len();
+    matches.truncate(MAX_MATCHES);
+    let mut out = matches.join("\n");
+    if total > MAX_MATCHES {
+        out.push_str(&format!(
+            "\n[... {} more matches not shown ...]",
+            total - MAX_MATCHES
+        ));
+    }
+    Ok(out)
+}
