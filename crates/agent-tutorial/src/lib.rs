@@ -1,1 +1,13 @@
+//! `agent-tutorial`: the composition root and the CLI.
+//!
+//! - [`bootstrap`]: `build_agent(profile, deps)`, the one place that maps a chapter profile
+//!   to wired components.
+//! - [`cli`]: `agent-tutorial run | prompt | chapters` and the chapter binaries' `main`.
+//! - [`render`]: readable views of a request (used by `prompt` and the snapshot tests).
 
+pub mod bootstrap;
+pub mod cli;
+pub mod observer;
+pub mod render;
+
+pub use bootstrap::{Agent, AgentDeps, BuildError, build_agent};

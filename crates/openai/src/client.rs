@@ -112,30 +112,28 @@ fn to_chat_message(message: &Message) -> ChatCompletionRequestMessage {
             content,
             tool_calls,
         } => {
-            let mut assistant = ChatCompletionRequestAssistantMessage::default();
-            // Never `null`: some servers reject a null content next to tool calls.
-            assistant.content = Some(ChatCompletionRequestAssistantMessageContent::Text(
-                content.clone().unwrap_or_default(),
-            ));
-            if !tool_calls.is_empty() {
-                assistant.tool_calls = Some(
-                    tool_calls
-                        .iter()
-                        .map(|call| {
-                            ChatCompletionMessageToolCalls::Function(
-                                ChatCompletionMessageToolCall {
-                                    id: call.id.clone(),
-                                    function: FunctionCall {
-                                        name: call.name.clone(),
-                                        arguments: call.arguments.clone(),
-                                    },
-                                },
-                            )
+            let calls = (!tool_calls.is_empty()).then(|| {
+                tool_calls
+                    .iter()
+                    .map(|call| {
+                        ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall {
+                            id: call.id.clone(),
+                            function: FunctionCall {
+                                name: call.name.clone(),
+                                arguments: call.arguments.clone(),
+                            },
                         })
-                        .collect(),
-                );
-            }
-            ChatCompletionRequestMessage::Assistant(assistant)
+                    })
+                    .collect()
+            });
+            ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
+                // Never `null`: some servers reject a null content next to tool calls.
+                content: Some(ChatCompletionRequestAssistantMessageContent::Text(
+                    content.clone().unwrap_or_default(),
+                )),
+                tool_calls: calls,
+                ..ChatCompletionRequestAssistantMessage::default()
+            })
         }
         Message::Tool {
             tool_call_id,

@@ -1,0 +1,182 @@
+//! The `agent-tutorial` command line and the chapter binaries' entry point.
+//!
+//! Exit codes: 0 success; 1 the run failed (model error, turn limit, unused script);
+//! 2 the command cannot start (bad arguments, unknown or unbuilt chapter, missing
+//! configuration).
+
+mod chapters;
+mod prompt;
+mod run;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use agent_core::Profile;
+use agent_tools::Workspace;
+use clap::{Args, Parser, Subcommand};
+
+/// An error with the exit code it deserves.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl CliError {
+    /// The command could not start: exit code 2.
+    pub fn usage(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: 2,
+            error: error.into(),
+        }
+    }
+
+    /// The run failed: exit code 1.
+    pub fn runtime(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: 1,
+            error: error.into(),
+        }
+    }
+}
+
+pub type CliResult<T = ()> = Result<T, CliError>;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "agent-tutorial",
+    version,
+    about = "A coding-agent harness built chapter by chapter: run a chapter, or see exactly what it sends the model."
+)]
+struct Cli {
+    /// More tracing on stderr (-v info, -vv debug). RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a chapter's agent: one turn with --prompt, otherwise an interactive loop.
+    Run {
+        /// The chapter (profile) to run, e.g. 2.
+        #[arg(long)]
+        chapter: u8,
+        #[command(flatten)]
+        args: RunArgs,
+    },
+    /// Print the exact first request a chapter would send, without calling any model.
+    Prompt(prompt::PromptArgs),
+    /// List the chapters and what each profile adds.
+    Chapters,
+}
+
+/// Arguments shared by `agent-tutorial run` and the chapter binaries.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The user prompt for one turn. Without it, an interactive loop starts.
+    #[arg(short, long)]
+    pub prompt: Option<String>,
+    /// The directory the agent works in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Model name (overrides OPENAI_MODEL).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Server address, e.g. http://127.0.0.1:8080/v1 (overrides OPENAI_BASE_URL).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Sampling temperature (default: the server's).
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// Replay model replies from a JSON script instead of calling a model (offline).
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// At most this many model requests per turn.
+    #[arg(long, default_value_t = agent_core::runner::DEFAULT_MAX_TURNS)]
+    pub max_turns: usize,
+}
+
+#[derive(Debug, Parser)]
+struct ChapterCli {
+    /// More tracing on stderr (-v info, -vv debug). RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(flatten)]
+    args: RunArgs,
+}
+
+/// `main` of the `agent-tutorial` binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.verbose);
+    finish(match cli.command {
+        Command::Run { chapter, args } => profile(chapter).and_then(|p| run::run(p, &args)),
+        Command::Prompt(args) => prompt::prompt(&args),
+        Command::Chapters => {
+            print!("{}", chapters::table());
+            Ok(())
+        }
+    })
+}
+
+/// `main` of a chapter binary (`chapters/chNN/main.rs`).
+pub fn chapter_main(chapter: u8) -> ExitCode {
+    let cli = ChapterCli::parse_from(
+        std::iter::once(format!("ch{chapter:02}")).chain(std::env::args().skip(1)),
+    );
+    init_tracing(cli.verbose);
+    finish(profile(chapter).and_then(|p| run::run(p, &cli.args)))
+}
+
+fn finish(result: CliResult) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {:#}", err.error);
+            ExitCode::from(err.code)
+        }
+    }
+}
+
+fn profile(chapter: u8) -> CliResult<Profile> {
+    Profile::for_chapter(chapter).map_err(CliError::usage)
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
+        .try_init();
+}
+
+/// Opens the workspace: the given directory or the current one.
+pub(crate) fn open_workspace(dir: Option<&Path>) -> CliResult<Workspace> {
+    let dir = match dir {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().map_err(CliError::usage)?,
+    };
+    Workspace::new(&dir).map_err(|err| {
+        CliError::usage(anyhow::anyhow!(
+            "cannot use {} as the workspace: {err}",
+            dir.display()
+        ))
+    })
+}
+
+pub(crate) fn runtime() -> CliResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::runtime)
+}

@@ -1,0 +1,80 @@
+//! `agent-tutorial prompt`: what a chapter sends, without a model or credentials.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_core::{ModelClient, ModelError, ModelReply, ModelRequest, Profile};
+use async_trait::async_trait;
+use clap::Args;
+
+use super::{CliError, CliResult, open_workspace, runtime};
+use crate::bootstrap::{AgentDeps, build_agent};
+use crate::render;
+
+#[derive(Debug, Clone, Args)]
+pub struct PromptArgs {
+    /// The chapter whose first request to show.
+    #[arg(long)]
+    chapter: u8,
+    /// The user prompt to put in the request.
+    #[arg(short, long, default_value = "<your prompt>")]
+    prompt: String,
+    /// The workspace the request is built for (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Print the exact Chat Completions request body as JSON.
+    #[arg(long)]
+    json: bool,
+    /// The model name to put in the JSON body (default: OPENAI_MODEL, else a placeholder).
+    #[arg(long)]
+    model: Option<String>,
+}
+
+/// A model that must never be called: `prompt` only builds requests.
+struct NoModel;
+
+#[async_trait]
+impl ModelClient for NoModel {
+    async fn complete(&self, _request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        Err(ModelError::InvalidResponse {
+            message: "`prompt` never calls a model".into(),
+        })
+    }
+}
+
+/// The first request chapter `chapter` sends for `prompt` in `workspace`.
+pub fn first_request(
+    profile: Profile,
+    workspace: agent_tools::Workspace,
+    prompt: &str,
+) -> CliResult<ModelRequest> {
+    let agent = build_agent(profile, AgentDeps::new(Arc::new(NoModel), workspace))
+        .map_err(CliError::usage)?;
+    runtime()?
+        .block_on(agent.preview_request(prompt))
+        .map_err(CliError::runtime)
+}
+
+pub fn prompt(args: &PromptArgs) -> CliResult {
+    let profile = Profile::for_chapter(args.chapter).map_err(CliError::usage)?;
+    let workspace = open_workspace(args.workspace.as_deref())?;
+    let request = first_request(profile, workspace, &args.prompt)?;
+    if args.json {
+        let model = args
+            .model
+            .clone()
+            .or_else(|| std::env::var(agent_openai::config::MODEL_VAR).ok())
+            .unwrap_or_else(|| "$OPENAI_MODEL".to_string());
+        let body = agent_openai::to_chat_request(&model, None, &request);
+        let text = serde_json::to_string_pretty(&body).map_err(CliError::runtime)?;
+        println!("{text}");
+    } else {
+        println!(
+            "# chapter {} ({}): the first request, as the model receives it",
+            profile.chapter,
+            profile.id()
+        );
+        print!("{}", render::full(&request));
+    }
+    Ok(())
+}

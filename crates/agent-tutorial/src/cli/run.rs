@@ -1,0 +1,99 @@
+//! `agent-tutorial run` and the chapter binaries: one turn, or an interactive loop.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use agent_core::{ModelClient, Profile, ScriptedModel};
+use agent_openai::{ConfigOverrides, OpenAiModel};
+
+use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
+use crate::bootstrap::{Agent, AgentDeps, build_agent};
+use crate::observer::StderrObserver;
+
+/// The model a run talks to: a script (offline) or a real server.
+enum ModelChoice {
+    Scripted(Arc<ScriptedModel>),
+    Real(Arc<OpenAiModel>),
+}
+
+impl ModelChoice {
+    fn client(&self) -> Arc<dyn ModelClient> {
+        match self {
+            Self::Scripted(model) => model.clone(),
+            Self::Real(model) => model.clone(),
+        }
+    }
+
+    /// A script must be used up: leftovers mean the run took a different path than scripted.
+    fn finish(&self) -> CliResult {
+        match self {
+            Self::Scripted(model) => model.finish().map_err(CliError::runtime),
+            Self::Real(_) => Ok(()),
+        }
+    }
+}
+
+fn choose_model(args: &RunArgs) -> CliResult<ModelChoice> {
+    if let Some(script) = &args.script {
+        let model = ScriptedModel::from_file(script).map_err(CliError::usage)?;
+        return Ok(ModelChoice::Scripted(Arc::new(model)));
+    }
+    let overrides = ConfigOverrides {
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        temperature: args.temperature,
+    };
+    let dotenv = std::env::current_dir().ok().map(|d| d.join(".env"));
+    let config = agent_openai::resolve(&overrides, |k| std::env::var(k).ok(), dotenv.as_deref())
+        .map_err(CliError::usage)?;
+    tracing::info!(base_url = %config.base_url, model = %config.model, "model configuration");
+    Ok(ModelChoice::Real(Arc::new(OpenAiModel::new(&config))))
+}
+
+pub fn run(profile: Profile, args: &RunArgs) -> CliResult {
+    let workspace = open_workspace(args.workspace.as_deref())?;
+    let model = choose_model(args)?;
+    let mut deps = AgentDeps::new(model.client(), workspace);
+    deps.observer = Arc::new(StderrObserver);
+    deps.max_turns = args.max_turns;
+    let mut agent = build_agent(profile, deps).map_err(CliError::usage)?;
+    let rt = runtime()?;
+    match &args.prompt {
+        Some(prompt) => one_turn(&rt, &mut agent, prompt)?,
+        None => interactive(&rt, &mut agent)?,
+    }
+    model.finish()
+}
+
+fn one_turn(rt: &tokio::runtime::Runtime, agent: &mut Agent, prompt: &str) -> CliResult {
+    let outcome = rt
+        .block_on(agent.run_turn(prompt))
+        .map_err(CliError::runtime)?;
+    println!("{}", outcome.final_text);
+    Ok(())
+}
+
+/// `chNN >> ` on stderr; an empty line asks again; `exit`, `quit` or end of input ends.
+/// A failed turn is reported and the loop goes on: the history stays valid.
+fn interactive(rt: &tokio::runtime::Runtime, agent: &mut Agent) -> CliResult {
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    loop {
+        eprint!("ch{:02} >> ", agent.profile().chapter);
+        let _ = std::io::stderr().flush();
+        let Some(line) = lines.next() else {
+            eprintln!();
+            return Ok(());
+        };
+        let line = line.map_err(CliError::runtime)?;
+        let prompt = line.trim();
+        match prompt {
+            "" => continue,
+            "exit" | "quit" => return Ok(()),
+            _ => match rt.block_on(agent.run_turn(prompt)) {
+                Ok(outcome) => println!("{}", outcome.final_text),
+                Err(err) => eprintln!("error: {err}"),
+            },
+        }
+    }
+}

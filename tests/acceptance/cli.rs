@@ -1,0 +1,237 @@
+//! The binaries, driven as a user would drive them.
+
+use predicates::prelude::*;
+use serde_json::json;
+
+use crate::support::{command, workspace};
+
+#[test]
+fn missing_configuration_exits_2_and_names_every_variable() {
+    let dir = workspace();
+    command("agent-tutorial", dir.path())
+        .args(["run", "--chapter", "2", "--prompt", "hi"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::starts_with(
+            "error: missing model configuration: OPENAI_API_KEY, OPENAI_MODEL.\n",
+        ))
+        .stderr(predicate::str::contains("just local-model"));
+}
+
+#[test]
+fn a_dotenv_in_the_working_directory_is_read() {
+    let dir = workspace();
+    // Key and model from .env; a closed port so the run fails at the transport, not at config.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        dir.path().join(".env"),
+        format!("OPENAI_API_KEY=sk-dotenv-secret\nOPENAI_MODEL=m\nOPENAI_BASE_URL=http://127.0.0.1:{port}/v1\n"),
+    )
+    .unwrap();
+    command("agent-tutorial", dir.path())
+        .args(["run", "--chapter", "1", "--prompt", "hi"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("could not reach the model server"))
+        .stderr(predicate::str::contains("sk-dotenv-secret").not());
+}
+
+#[test]
+fn prompt_shows_the_first_request_without_credentials() {
+    let dir = workspace();
+    let root = dir.path().canonicalize().unwrap();
+    let out = command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "2", "--prompt", "Read notes.txt"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let head: Vec<&str> = text.lines().take(7).collect();
+    assert_eq!(
+        head,
+        vec![
+            "# chapter 2 (P02): the first request, as the model receives it".to_string(),
+            "── [0] system ──".into(),
+            format!("You are a coding agent working in the directory {}.", root.display()),
+            "Use the tools to inspect and change files and to run commands; act rather than explain.".into(),
+            "When the task is done, reply with a short summary of what you did and found.".into(),
+            "── [1] user ──".into(),
+            "Read notes.txt".into(),
+        ]
+    );
+    assert!(text.contains("── tools (5) ──\n- bash [execute]: "));
+}
+
+#[test]
+fn prompt_json_is_the_exact_chat_completions_body() {
+    let dir = workspace();
+    let out = command("agent-tutorial", dir.path())
+        .args([
+            "prompt",
+            "--chapter",
+            "1",
+            "--prompt",
+            "hi",
+            "--json",
+            "--model",
+            "m1",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let body: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(body["model"], "m1");
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": "hi"})
+    );
+    assert_eq!(body["tool_choice"], "auto");
+    assert_eq!(body["tools"][0]["function"]["name"], "bash");
+    assert_eq!(body["tools"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn chapters_lists_the_built_chapters() {
+    let dir = workspace();
+    let out = command("agent-tutorial", dir.path())
+        .arg("chapters")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().take(3).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "chapter  profile  adds                      what it teaches",
+            "      1  P01      loop, bash                the loop: call the model, run tool calls, feed results back",
+            "      2  P02      tool_registry, files      a schema-checked tool registry and workspace-confined file tools",
+        ]
+    );
+}
+
+#[test]
+fn unknown_and_unbuilt_chapters_exit_2() {
+    let dir = workspace();
+    command("agent-tutorial", dir.path())
+        .args(["run", "--chapter", "42", "--prompt", "hi"])
+        .assert()
+        .code(2)
+        .stderr("error: there is no chapter 42; chapters are numbered 1 to 11\n");
+    command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "11"])
+        .assert()
+        .code(2)
+        .stderr("error: chapter 11 is planned but not built yet; run `agent-tutorial chapters` to see what is\n");
+}
+
+fn write_script(dir: &std::path::Path, steps: serde_json::Value) -> std::path::PathBuf {
+    let path = dir.join("script.json");
+    std::fs::write(&path, steps.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn a_script_runs_a_whole_session_offline() {
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "write_file", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+            {"tool_calls": [{"id": "c2", "name": "read_file", "arguments": "{not json"}]},
+            {"content": "Wrote hello.txt."}
+        ]),
+    );
+    command("agent-tutorial", dir.path())
+        .args(["run", "--chapter", "2", "--prompt", "write hello", "--script"])
+        .arg(&script)
+        .assert()
+        .success()
+        .stdout("Wrote hello.txt.\n")
+        .stderr(
+            "[tool] write_file {\"content\":\"hi\\n\",\"path\":\"hello.txt\"}\n\
+             [result] ok: 1 lines, 26 bytes\n\
+             [tool] read_file {not json\n\
+             [result] Error [invalid_json]: arguments are not valid JSON (key must be a string at line 1 column 2)\n",
+        );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+}
+
+#[test]
+fn the_chapter_binary_takes_the_same_arguments() {
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "cat notes.txt"}}]},
+            {"content": "alpha and beta"}
+        ]),
+    );
+    command("ch01", dir.path())
+        .args(["--prompt", "what is in notes.txt?", "--script"])
+        .arg(&script)
+        .assert()
+        .success()
+        .stdout("alpha and beta\n");
+}
+
+#[test]
+fn an_unused_script_reply_fails_the_run() {
+    let dir = workspace();
+    let script = write_script(dir.path(), json!([{"content": "one"}, {"content": "two"}]));
+    command("ch02", dir.path())
+        .args(["--prompt", "hi", "--script"])
+        .arg(&script)
+        .assert()
+        .code(1)
+        .stdout("one\n")
+        .stderr("error: the script has 1 unused reply left after the run\n");
+}
+
+#[test]
+fn the_turn_limit_is_a_clear_error() {
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "true"}}]},
+            {"tool_calls": [{"id": "c2", "name": "bash", "arguments": {"command": "true"}}]}
+        ]),
+    );
+    command("ch01", dir.path())
+        .args(["--prompt", "loop", "--max-turns", "2", "--script"])
+        .arg(&script)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::ends_with(
+            "error: turn limit reached: the model still asked for tools after 2 requests; raise --max-turns or narrow the task\n",
+        ));
+}
+
+#[test]
+fn interactive_mode_reads_prompts_until_exit() {
+    let dir = workspace();
+    let script = write_script(dir.path(), json!([{"content": "A1"}, {"content": "A2"}]));
+    command("ch02", dir.path())
+        .arg("--script")
+        .arg(&script)
+        .write_stdin("first\n\n  \nsecond\nexit\nnever sent\n")
+        .assert()
+        .success()
+        .stdout("A1\nA2\n")
+        .stderr("ch02 >> ch02 >> ch02 >> ch02 >> ch02 >> ");
+}

@@ -1,0 +1,9 @@
+//! Per-chapter acceptance tests: offline, no credentials, `OPENAI_*` cleared.
+//!
+//! One test binary with one module per chapter, so `just test-chNN` can filter on `chNN::`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod ch01;
+mod ch02;
+mod cli;
+mod support;

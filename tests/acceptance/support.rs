@@ -1,0 +1,88 @@
+//! Helpers shared by the acceptance tests.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_core::{ModelReply, ModelRequest, Profile, ScriptedModel, ToolCall, validate_pairing};
+use agent_tools::Workspace;
+use agent_tutorial::{Agent, AgentDeps, build_agent, render};
+use tempfile::TempDir;
+
+/// A command for one of this package's binaries with every `OPENAI_*` variable removed, so a
+/// developer's real key can never reach a test, and run from an empty directory (no `.env`).
+pub fn command(bin: &str, cwd: &Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin(bin).unwrap();
+    for (key, _) in std::env::vars() {
+        if key.starts_with("OPENAI_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env_remove("RUST_LOG").current_dir(cwd);
+    cmd
+}
+
+/// A fresh workspace with a small project in it.
+pub fn workspace() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/main.rs"),
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    )
+    .unwrap();
+    dir
+}
+
+pub fn call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.to_string(),
+    }
+}
+
+pub fn tool_round(calls: Vec<ToolCall>) -> ModelReply {
+    ModelReply::tool_calls(calls)
+}
+
+/// Builds chapter `chapter`'s agent on a scripted model.
+pub fn scripted_agent(
+    chapter: u8,
+    dir: &Path,
+    replies: Vec<ModelReply>,
+) -> (Agent, Arc<ScriptedModel>) {
+    let model = Arc::new(ScriptedModel::replies(replies));
+    let workspace = Workspace::new(dir).unwrap();
+    let agent = build_agent(
+        Profile::for_chapter(chapter).unwrap(),
+        AgentDeps::new(model.clone(), workspace),
+    )
+    .unwrap();
+    (agent, model)
+}
+
+/// Every recorded request must satisfy the pairing invariant.
+pub fn assert_all_paired(requests: &[ModelRequest]) {
+    for (i, request) in requests.iter().enumerate() {
+        assert_eq!(validate_pairing(&request.messages), Ok(()), "request {i}");
+    }
+}
+
+/// All requests as labelled lines, with the workspace path replaced so snapshots are stable.
+pub fn transcript(requests: &[ModelRequest], dir: &Path) -> String {
+    let root = dir.canonicalize().unwrap().display().to_string();
+    requests
+        .iter()
+        .enumerate()
+        .map(|(i, request)| {
+            let tools: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+            format!(
+                "== request {i} (tools: {})\n{}\n",
+                tools.join(", "),
+                render::labels(request).join("\n")
+            )
+        })
+        .collect::<String>()
+        .replace(&root, "<workspace>")
+}
