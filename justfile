@@ -10,6 +10,10 @@ crates := "-p agent-core -p agent-tools -p agent-openai"
 default:
     @just --list
 
+# Run any built chapter: `just run 3 --prompt "..."`.
+run chapter *args:
+    cargo run -q -p agent-tutorial -- run --chapter "$@"
+
 # Chapter 1: the loop with `bash`.
 ch01 *args:
     cargo run -q -p agent-tutorial --bin ch01 -- "$@"
@@ -18,15 +22,50 @@ ch01 *args:
 ch02 *args:
     cargo run -q -p agent-tutorial --bin ch02 -- "$@"
 
-# Chapter 1's acceptance tests and the unit tests of what it uses (offline).
-test-ch01:
-    cargo test {{crates}}
-    cargo test -p agent-tutorial --lib --test acceptance -- ch01:: cli::
+# Chapter 3: the permission pipeline, approval and audit.
+ch03 *args:
+    cargo run -q -p agent-tutorial --bin ch03 -- "$@"
 
-# Chapter 2's acceptance tests (cumulative) and the unit tests of what it uses (offline).
-test-ch02:
+# Chapter 4: lifecycle hooks.
+ch04 *args:
+    cargo run -q -p agent-tutorial --bin ch04 -- "$@"
+
+# Chapter 5: todo_write and the stale-plan reminder.
+ch05 *args:
+    cargo run -q -p agent-tutorial --bin ch05 -- "$@"
+
+# Chapter 6: subagents.
+ch06 *args:
+    cargo run -q -p agent-tutorial --bin ch06 -- "$@"
+
+# The crates' tests, then the acceptance tests whose module names are given (offline).
+_test-chapter +modules:
     cargo test {{crates}}
-    cargo test -p agent-tutorial --lib --test acceptance -- ch01:: ch02:: cli::
+    cargo test -p agent-tutorial --lib --test acceptance -- cli:: {{modules}}
+
+# Chapter 1's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch01:
+    @just _test-chapter ch01::
+
+# Chapter 2's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch02:
+    @just _test-chapter ch01:: ch02::
+
+# Chapter 3's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch03:
+    @just _test-chapter ch01:: ch02:: ch03::
+
+# Chapter 4's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch04:
+    @just _test-chapter ch01:: ch02:: ch03:: ch04::
+
+# Chapter 5's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch05:
+    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05::
+
+# Chapter 6's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch06:
+    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06::
 
 # Every test in the workspace (offline, no credentials).
 test:

@@ -3,7 +3,7 @@
 use predicates::prelude::*;
 use serde_json::json;
 
-use crate::support::{command, workspace};
+use crate::support::{command, workspace, write_script};
 
 #[test]
 fn missing_configuration_exits_2_and_names_every_variable() {
@@ -134,12 +134,6 @@ fn unknown_and_unbuilt_chapters_exit_2() {
         .assert()
         .code(2)
         .stderr("error: chapter 11 is planned but not built yet; run `agent-tutorial chapters` to see what is\n");
-}
-
-fn write_script(dir: &std::path::Path, steps: serde_json::Value) -> std::path::PathBuf {
-    let path = dir.join("script.json");
-    std::fs::write(&path, steps.to_string()).unwrap();
-    path
 }
 
 #[test]

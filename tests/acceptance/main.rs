@@ -5,5 +5,9 @@
 
 mod ch01;
 mod ch02;
+mod ch03;
+mod ch04;
+mod ch05;
+mod ch06;
 mod cli;
 mod support;

@@ -52,14 +52,36 @@ pub fn scripted_agent(
     dir: &Path,
     replies: Vec<ModelReply>,
 ) -> (Agent, Arc<ScriptedModel>) {
+    scripted_agent_with(chapter, dir, replies, |_| {})
+}
+
+/// Like [`scripted_agent`], letting the test adjust the dependencies first.
+pub fn scripted_agent_with(
+    chapter: u8,
+    dir: &Path,
+    replies: Vec<ModelReply>,
+    adjust: impl FnOnce(&mut AgentDeps),
+) -> (Agent, Arc<ScriptedModel>) {
     let model = Arc::new(ScriptedModel::replies(replies));
     let workspace = Workspace::new(dir).unwrap();
-    let agent = build_agent(
-        Profile::for_chapter(chapter).unwrap(),
-        AgentDeps::new(model.clone(), workspace),
-    )
-    .unwrap();
+    let mut deps = AgentDeps::new(model.clone(), workspace);
+    adjust(&mut deps);
+    let agent = build_agent(Profile::for_chapter(chapter).unwrap(), deps).unwrap();
     (agent, model)
+}
+
+/// The `tool` results of a history, as `id: text`.
+pub fn tool_results(history: &[agent_core::Message]) -> Vec<String> {
+    history
+        .iter()
+        .filter_map(|m| match m {
+            agent_core::Message::Tool {
+                tool_call_id,
+                content,
+            } => Some(format!("{tool_call_id}: {content}")),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every recorded request must satisfy the pairing invariant.
@@ -85,4 +107,11 @@ pub fn transcript(requests: &[ModelRequest], dir: &Path) -> String {
         })
         .collect::<String>()
         .replace(&root, "<workspace>")
+}
+
+/// Writes a `--script` file into `dir`.
+pub fn write_script(dir: &std::path::Path, steps: serde_json::Value) -> std::path::PathBuf {
+    let path = dir.join("script.json");
+    std::fs::write(&path, steps.to_string()).unwrap();
+    path
 }

@@ -1,27 +1,45 @@
 //! The composition root: turns a chapter profile into a wired [`Agent`].
 //!
 //! This is the only place that knows which chapter switches on what. Read it next to the
-//! profile table in `agent_core::profile`: every `if profile.has(..)` here is one row there.
+//! profile table in `agent_core::profile`: every `profile.has(..)` here is one row there.
 
 use std::sync::Arc;
 
-use agent_core::{
-    AgentRunner, Capability, FixedPrompt, Message, ModelClient, ModelRequest, Profile,
-    RegistryError, RunError, RunObserver, ToolRegistry, TurnOutcome,
+use agent_core::hooks::HookRegistry;
+use agent_core::permissions::{
+    ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
+    PermissionPipeline,
 };
+use agent_core::seams::{AllowAll, NoHooks, Silent};
+use agent_core::subagent::{self, SUBAGENT_MAX_TURNS, TaskTool};
+use agent_core::{
+    AgentRunner, Capability, FixedPrompt, Message, ModelClient, ModelRequest, PermissionGate,
+    Profile, RegistryError, RunError, RunObserver, ToolEffect, ToolRegistry, ToolRegistryBuilder,
+    TurnHooks, TurnOutcome,
+};
+use agent_tools::policy::WorkspaceBoundary;
+use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
 use agent_tools::{BashConfig, Workspace, add_bash, add_file_tools};
 
 /// The system prompt of the chapters before the dynamic prompt (chapter 10), as Markdown so a
 /// reader edits text, not code.
 pub const FIXED_SYSTEM_PROMPT: &str = include_str!("../prompts/fixed_system.md");
+/// The system prompt of a subagent (chapter 6).
+pub const SUBAGENT_SYSTEM_PROMPT: &str = include_str!("../prompts/subagent_system.md");
 
-/// What the composition root needs from outside: the model and where to work.
+/// What the composition root needs from outside.
 pub struct AgentDeps {
     pub model: Arc<dyn ModelClient>,
     pub workspace: Workspace,
     pub observer: Arc<dyn RunObserver>,
     pub max_turns: usize,
     pub bash: BashConfig,
+    /// Answers `ask` decisions (chapter 3). `None` denies every `ask`.
+    pub approval: Option<Arc<dyn ApprovalProvider>>,
+    /// Receives every permission decision (chapter 3).
+    pub audit: Arc<dyn AuditSink>,
+    /// Hooks registered by the caller (chapter 4).
+    pub hooks: HookRegistry,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -29,19 +47,24 @@ impl std::fmt::Debug for AgentDeps {
         f.debug_struct("AgentDeps")
             .field("workspace", &self.workspace)
             .field("max_turns", &self.max_turns)
+            .field("hooks", &self.hooks)
             .finish_non_exhaustive()
     }
 }
 
 impl AgentDeps {
-    /// Defaults for everything but the model and the workspace.
+    /// Defaults for everything but the model and the workspace: no approval (every `ask` is
+    /// denied), no audit, no hooks.
     pub fn new(model: Arc<dyn ModelClient>, workspace: Workspace) -> Self {
         Self {
             model,
             workspace,
-            observer: Arc::new(agent_core::seams::Silent),
+            observer: Arc::new(Silent),
             max_turns: agent_core::runner::DEFAULT_MAX_TURNS,
             bash: BashConfig::default(),
+            approval: None,
+            audit: Arc::new(NoAudit),
+            hooks: HookRegistry::new(),
         }
     }
 }
@@ -58,6 +81,8 @@ pub struct Agent {
     profile: Profile,
     runner: AgentRunner,
     history: Vec<Message>,
+    todo: Arc<TodoList>,
+    hooks: Arc<HookRegistry>,
 }
 
 impl Agent {
@@ -73,6 +98,16 @@ impl Agent {
         &self.history
     }
 
+    /// The current plan (chapter 5).
+    pub fn todos(&self) -> Vec<todo::TodoItem> {
+        self.todo.items()
+    }
+
+    /// Hook failures that were reported rather than enforced (chapter 4).
+    pub fn hook_errors(&self) -> Vec<String> {
+        self.hooks.errors()
+    }
+
     /// Runs one user turn, keeping the history for the next.
     pub async fn run_turn(&mut self, prompt: &str) -> Result<TurnOutcome, RunError> {
         self.runner.run_turn(&mut self.history, prompt).await
@@ -86,28 +121,123 @@ impl Agent {
     }
 }
 
-/// Builds the agent for `profile`.
-pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildError> {
-    let workspace = &deps.workspace;
+/// The tools of `profile` except `task`; used for the agent and, fresh, for each subagent.
+fn base_tools(
+    profile: Profile,
+    workspace: &Workspace,
+    bash: BashConfig,
+    todo: &Arc<TodoList>,
+) -> ToolRegistryBuilder {
     let mut tools = ToolRegistry::builder();
     if profile.has(Capability::Bash) {
-        tools = add_bash(tools, workspace, deps.bash);
+        tools = add_bash(tools, workspace, bash);
     }
     if profile.has(Capability::Files) {
         tools = add_file_tools(tools, workspace);
     }
-    let tools = Arc::new(tools.build()?);
+    if profile.has(Capability::Todo) {
+        tools = tools.tool(todo::spec(), Arc::new(TodoWrite(todo.clone())));
+    }
+    tools
+}
 
-    let system = FIXED_SYSTEM_PROMPT
+/// Chapter 3's pipeline: the boundary and the deny list can only deny; `bash` asks by
+/// default; P03 adds "writes ask".
+fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipeline {
+    let mut pipeline = PermissionPipeline::new(deps.audit.clone())
+        .rule(Arc::new(WorkspaceBoundary(workspace.clone())))
+        .rule(Arc::new(DestructiveCommands))
+        .rule(Arc::new(EffectRule::new(
+            "execute_asks",
+            ToolEffect::Execute,
+            Behavior::Ask,
+            "running a command needs approval",
+        )))
+        .rule(Arc::new(EffectRule::new(
+            "writes_ask",
+            ToolEffect::Write,
+            Behavior::Ask,
+            "changing a file needs approval",
+        )));
+    if let Some(approval) = &deps.approval {
+        pipeline = pipeline.approval(approval.clone());
+    }
+    pipeline
+}
+
+fn fixed_prompt(template: &str, workspace: &Workspace) -> Arc<FixedPrompt> {
+    let text = template
         .trim_end()
         .replace("{workspace}", &workspace.root().display().to_string());
-    let runner = AgentRunner::builder(deps.model, tools, Arc::new(FixedPrompt(system)))
-        .max_turns(deps.max_turns)
-        .observer(deps.observer)
-        .build();
+    Arc::new(FixedPrompt(text))
+}
+
+/// Builds the agent for `profile`.
+pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildError> {
+    let workspace = deps.workspace.clone();
+    let gate: Arc<dyn PermissionGate> = if profile.has(Capability::Policy) {
+        Arc::new(permission_gate(&workspace, &deps))
+    } else {
+        Arc::new(AllowAll)
+    };
+    let hooks = Arc::new(deps.hooks);
+    let turn_hooks: Arc<dyn TurnHooks> = if profile.has(Capability::Hooks) {
+        hooks.clone()
+    } else {
+        Arc::new(NoHooks)
+    };
+
+    let todo = Arc::new(TodoList::default());
+    let mut tools = base_tools(profile, &workspace, deps.bash, &todo);
+    if profile.has(Capability::Subagent) {
+        let (model, ws, gate, hooks, observer) = (
+            deps.model.clone(),
+            workspace.clone(),
+            gate.clone(),
+            turn_hooks.clone(),
+            deps.observer.clone(),
+        );
+        let bash = deps.bash;
+        let factory = move || {
+            let child_todo = Arc::new(TodoList::default());
+            let registry = base_tools(profile, &ws, bash, &child_todo)
+                .build()
+                .map_err(|err| err.to_string())?;
+            let mut child = AgentRunner::builder(
+                model.clone(),
+                Arc::new(registry),
+                fixed_prompt(SUBAGENT_SYSTEM_PROMPT, &ws),
+            )
+            .max_turns(SUBAGENT_MAX_TURNS)
+            .gate(gate.clone())
+            .hooks(hooks.clone())
+            .observer(observer.clone());
+            if profile.has(Capability::Todo) {
+                child = child.processor(Arc::new(TodoReminder::default()));
+            }
+            Ok(child.build())
+        };
+        tools = tools.tool(subagent::spec(), Arc::new(TaskTool::new(factory)));
+    }
+    let tools = Arc::new(tools.build()?);
+
+    let mut runner = AgentRunner::builder(
+        deps.model,
+        tools,
+        fixed_prompt(FIXED_SYSTEM_PROMPT, &workspace),
+    )
+    .max_turns(deps.max_turns)
+    .gate(gate)
+    .hooks(turn_hooks)
+    .observer(deps.observer);
+    if profile.has(Capability::Todo) {
+        runner = runner.processor(Arc::new(TodoReminder::default()));
+    }
     Ok(Agent {
         profile,
-        runner,
+        runner: runner.build(),
         history: Vec::new(),
+        todo,
+        hooks,
     })
 }

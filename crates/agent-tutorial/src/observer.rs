@@ -36,7 +36,28 @@ impl RunObserver for StderrObserver {
         );
     }
 
-    fn on_tool_result(&self, _call: &ToolCall, result: &Result<String, ToolFailure>) {
-        let _ = writeln!(std::io::stderr(), "[result] {}", summarize(result));
+    fn on_tool_result(&self, call: &ToolCall, result: &Result<String, ToolFailure>) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "[result] {}", summarize(result));
+        if let (Ok(text), "todo_write") = (result, call.name.as_str()) {
+            let _ = write!(err, "{}", render_plan(text));
+        }
     }
+}
+
+/// The plan as `todo_write` stored it (its result is the list as JSON), one line per step.
+pub fn render_plan(json: &str) -> String {
+    let Ok(items) = serde_json::from_str::<Vec<agent_tools::todo::TodoItem>>(json) else {
+        return String::new();
+    };
+    let mut out = String::from("[plan]\n");
+    for item in items {
+        let mark = match item.status {
+            agent_tools::todo::TodoStatus::Completed => "[x]",
+            agent_tools::todo::TodoStatus::InProgress => "[>]",
+            agent_tools::todo::TodoStatus::Pending => "[ ]",
+        };
+        out.push_str(&format!("  {mark} {}\n", item.content));
+    }
+    out
 }

@@ -10,15 +10,18 @@
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
+pub mod hooks;
 pub mod message;
 pub mod model;
 pub mod pairing;
+pub mod permissions;
 pub mod profile;
 pub mod registry;
 pub mod runner;
 pub mod schema;
 pub mod scripted;
 pub mod seams;
+pub mod subagent;
 pub mod tool;
 
 pub use message::{Message, ToolCall};

@@ -86,7 +86,7 @@ const TABLE: &[(Profile, bool)] = &[
             title: "permission pipeline: allow / deny / ask / passthrough, approval, audit",
             adds: &[C::Policy],
         },
-        false,
+        true,
     ),
     (
         Profile {
@@ -94,7 +94,7 @@ const TABLE: &[(Profile, bool)] = &[
             title: "lifecycle hooks",
             adds: &[C::Hooks],
         },
-        false,
+        true,
     ),
     (
         Profile {
@@ -102,7 +102,7 @@ const TABLE: &[(Profile, bool)] = &[
             title: "todo_write and the stale-plan reminder",
             adds: &[C::Todo],
         },
-        false,
+        true,
     ),
     (
         Profile {
@@ -110,7 +110,7 @@ const TABLE: &[(Profile, bool)] = &[
             title: "subagents",
             adds: &[C::Subagent],
         },
-        false,
+        true,
     ),
     (
         Profile {

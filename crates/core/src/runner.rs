@@ -283,14 +283,27 @@ impl AgentRunner {
             Ok(prepared) => prepared,
             Err(failure) => return (Err(failure), false),
         };
-        let prepared = match self.hooks.pre_tool_use(prepared).await {
-            PreToolVerdict::Continue(rewritten) => match self.tools.revalidate(&rewritten) {
-                Ok(valid) => valid,
-                Err(failure) => return (Err(failure), false),
-            },
+        let (prepared, hints) = match self.hooks.pre_tool_use(prepared).await {
+            PreToolVerdict::Continue {
+                call: rewritten,
+                hints,
+            } => {
+                // A hook may rewrite the input, never the identity of the call.
+                if rewritten.call_id != call.id || rewritten.name != call.name {
+                    let failure = ToolFailure::new(
+                        codes::INVALID_ARGUMENTS,
+                        "a PreToolUse hook changed the call id or tool name",
+                    );
+                    return (Err(failure), false);
+                }
+                match self.tools.revalidate(&rewritten) {
+                    Ok(valid) => (valid, hints),
+                    Err(failure) => return (Err(failure), false),
+                }
+            }
             PreToolVerdict::Block(failure) => return (Err(failure), false),
         };
-        let output = match self.gate.check(&prepared).await {
+        let output = match self.gate.check(&prepared, &hints).await {
             GateDecision::Allow => self.tools.execute(&prepared).await,
             GateDecision::Deny { reason } => {
                 Err(ToolFailure::new(codes::PERMISSION_DENIED, reason))

@@ -67,13 +67,18 @@ fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
     let Some(node) = schema.as_object() else {
         return Ok(());
     };
-    if let Some(expected) = node.get("type").and_then(Value::as_str) {
-        if !has_type(value, expected) {
-            return Err(format!(
-                "{at}: expected {expected}, got {}",
-                type_name(value)
-            ));
-        }
+    // `type` is one name or a list of names (`["array", "string"]`).
+    let expected: Vec<&str> = match node.get("type") {
+        Some(Value::String(name)) => vec![name.as_str()],
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !expected.is_empty() && !expected.iter().any(|t| has_type(value, t)) {
+        return Err(format!(
+            "{at}: expected {}, got {}",
+            expected.join(" or "),
+            type_name(value)
+        ));
     }
     if let Some(options) = node.get("enum").and_then(Value::as_array) {
         if !options.contains(value) {
@@ -204,7 +209,8 @@ mod tests {
                         "required": ["content", "status"]
                     }
                 },
-                "limit": {"type": "integer", "minimum": 1}
+                "limit": {"type": "integer", "minimum": 1},
+                "either": {"type": ["array", "string"]}
             },
             "required": ["todos"]
         })
@@ -234,6 +240,10 @@ mod tests {
                 "$.limit: expected integer, got number",
             ),
             (json!({"todos": [], "limit": 0}), "$.limit: must be >= 1"),
+            (
+                json!({"todos": [], "either": null}),
+                "$.either: expected array or string, got null",
+            ),
             (
                 json!({"todos": [{"content": "a", "status": "pending"}, {"content": "b", "status": "pending"}, {"content": "c", "status": "pending"}]}),
                 "$.todos: at most 2 items allowed, got 3",

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelReply, ModelRequest};
+use crate::permissions::Verdict;
 use crate::tool::{PreparedCall, ToolFailure};
 
 /// Why the system prompt could not be produced.
@@ -37,10 +38,11 @@ pub enum GateDecision {
     Deny { reason: String },
 }
 
-/// Consulted before a tool runs (chapter 3 plugs its pipeline in here).
+/// Consulted before a tool runs (chapter 3 plugs its pipeline in here). `hints` are the
+/// permission recommendations PreToolUse hooks made for this call (chapter 4).
 #[async_trait]
 pub trait PermissionGate: Send + Sync {
-    async fn check(&self, call: &PreparedCall) -> GateDecision;
+    async fn check(&self, call: &PreparedCall, hints: &[Verdict]) -> GateDecision;
 }
 
 /// Chapters 1–2: no permission system, every valid call runs.
@@ -49,7 +51,7 @@ pub struct AllowAll;
 
 #[async_trait]
 impl PermissionGate for AllowAll {
-    async fn check(&self, _call: &PreparedCall) -> GateDecision {
+    async fn check(&self, _call: &PreparedCall, _hints: &[Verdict]) -> GateDecision {
         GateDecision::Allow
     }
 }
@@ -72,8 +74,12 @@ pub trait HistoryProcessor: Send + Sync {
 /// What a PreToolUse hook decided.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PreToolVerdict {
-    /// Run the call (possibly with rewritten input; the runner validates it again).
-    Continue(PreparedCall),
+    /// Run the call (possibly with rewritten input; the runner validates it again), with the
+    /// permission recommendations the hooks made.
+    Continue {
+        call: PreparedCall,
+        hints: Vec<Verdict>,
+    },
     /// Do not run it; the reason goes back to the model.
     Block(ToolFailure),
 }
@@ -95,7 +101,10 @@ pub trait TurnHooks: Send + Sync {
         Ok(Vec::new())
     }
     async fn pre_tool_use(&self, call: PreparedCall) -> PreToolVerdict {
-        PreToolVerdict::Continue(call)
+        PreToolVerdict::Continue {
+            call,
+            hints: Vec::new(),
+        }
     }
     async fn post_tool_use(
         &self,

@@ -92,7 +92,7 @@ async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>, cap: usize) -> Capture {
     capture
 }
 
-fn kill_group(pid: Option<u32>) {
+pub(crate) fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) {
         // SAFETY: killpg only sends a signal; the group id is the child's pid because the
         // child was spawned with `process_group(0)`. SIGKILL cannot be caught or ignored.

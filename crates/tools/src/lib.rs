@@ -5,11 +5,15 @@
 //! | `bash` | execute | 1 |
 //! | `read_file`, `glob` | read | 2 |
 //! | `write_file`, `edit_file` | write | 2 |
+//! | `todo_write` | read (it only changes the plan) | 5 |
 
 pub mod bash;
 pub mod files;
 pub mod glob;
 pub mod output;
+pub mod policy;
+pub mod shell_hook;
+pub mod todo;
 pub mod workspace;
 
 use std::sync::Arc;

@@ -5,6 +5,7 @@
 //! configuration).
 
 mod chapters;
+pub mod deps;
 mod prompt;
 mod run;
 
@@ -93,6 +94,10 @@ pub struct RunArgs {
     /// Replay model replies from a JSON script instead of calling a model (offline).
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
+    /// How `ask` permission decisions are answered (chapter 3 on). `prompt` asks on the
+    /// terminal and denies when there is none.
+    #[arg(long, value_enum, default_value_t = deps::ApproveMode::Prompt)]
+    pub approve: deps::ApproveMode,
     /// At most this many model requests per turn.
     #[arg(long, default_value_t = agent_core::runner::DEFAULT_MAX_TURNS)]
     pub max_turns: usize,

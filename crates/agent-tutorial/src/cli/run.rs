@@ -3,9 +3,10 @@
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 
-use agent_core::{ModelClient, Profile, ScriptedModel};
+use agent_core::{Capability, ModelClient, Profile, ScriptedModel};
 use agent_openai::{ConfigOverrides, OpenAiModel};
 
+use super::deps::{JsonlAudit, load_shell_hooks};
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
 use crate::bootstrap::{Agent, AgentDeps, build_agent};
 use crate::observer::StderrObserver;
@@ -53,9 +54,15 @@ fn choose_model(args: &RunArgs) -> CliResult<ModelChoice> {
 pub fn run(profile: Profile, args: &RunArgs) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
     let model = choose_model(args)?;
-    let mut deps = AgentDeps::new(model.client(), workspace);
+    let mut deps = AgentDeps::new(model.client(), workspace.clone());
     deps.observer = Arc::new(StderrObserver);
     deps.max_turns = args.max_turns;
+    deps.approval = Some(args.approve.provider());
+    deps.audit = Arc::new(JsonlAudit::new(&workspace));
+    if profile.has(Capability::Hooks) {
+        let loaded = load_shell_hooks(&workspace, &mut deps.hooks)?;
+        tracing::info!(hooks = loaded, "shell hooks loaded");
+    }
     let mut agent = build_agent(profile, deps).map_err(CliError::usage)?;
     let rt = runtime()?;
     match &args.prompt {

@@ -1,3 +1,5 @@
+mod hooks;
+mod permissions;
 mod registry;
 mod runner;
 mod scripted;

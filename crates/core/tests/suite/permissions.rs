@@ -1,0 +1,137 @@
+use std::sync::Arc;
+
+use agent_core::permissions::{
+    Behavior, MemoryAudit, PermissionPipeline, PermissionRule, RuleFn, StaticApproval, Verdict,
+    merge,
+};
+use agent_core::{GateDecision, PermissionGate, PreparedCall, ToolEffect};
+use serde_json::json;
+
+fn v(behavior: Behavior, source: &str) -> Verdict {
+    Verdict::new(behavior, source, format!("{source} says so"))
+}
+
+#[test]
+fn merge_is_deny_over_ask_over_allow_and_passthrough_alone_allows() {
+    use Behavior::*;
+    let cases = [
+        (vec![v(Allow, "a"), v(Ask, "b"), v(Deny, "c")], v(Deny, "c")),
+        (
+            vec![v(Allow, "a"), v(Ask, "b"), v(Passthrough, "p")],
+            v(Ask, "b"),
+        ),
+        (
+            vec![v(Passthrough, "p"), v(Allow, "a"), v(Allow, "a2")],
+            v(Allow, "a"),
+        ),
+        (vec![v(Deny, "c1"), v(Deny, "c2")], v(Deny, "c1")),
+        (
+            vec![v(Passthrough, "p")],
+            Verdict::new(Allow, "default", "no rule objected"),
+        ),
+        (vec![], Verdict::new(Allow, "default", "no rule objected")),
+    ];
+    for (verdicts, expected) in cases {
+        assert_eq!(merge(&verdicts), expected);
+    }
+}
+
+fn call() -> PreparedCall {
+    PreparedCall {
+        call_id: "c1".into(),
+        name: "bash".into(),
+        arguments: json!({"command": "ls"}),
+        effect: ToolEffect::Execute,
+    }
+}
+
+fn rule(behavior: Behavior) -> Arc<dyn PermissionRule> {
+    Arc::new(RuleFn::new("r", move |_| {
+        Ok(Verdict::new(behavior, "r", "because"))
+    }))
+}
+
+#[tokio::test]
+async fn a_failing_rule_denies() {
+    let audit = Arc::new(MemoryAudit::default());
+    let pipeline = PermissionPipeline::new(audit.clone())
+        .rule(rule(Behavior::Allow))
+        .rule(Arc::new(RuleFn::new("broken", |_| {
+            Err("cannot parse".into())
+        })))
+        .approval(Arc::new(StaticApproval(true)));
+    assert_eq!(
+        pipeline.check(&call(), &[]).await,
+        GateDecision::Deny {
+            reason: "rule `broken` failed, so the call is denied: cannot parse (by broken)".into()
+        }
+    );
+    assert_eq!(audit.entries().len(), 1);
+}
+
+struct FailingApproval;
+
+#[async_trait::async_trait]
+impl agent_core::permissions::ApprovalProvider for FailingApproval {
+    async fn approve(
+        &self,
+        _request: &agent_core::permissions::ApprovalRequest,
+    ) -> Result<bool, String> {
+        Err("terminal closed".into())
+    }
+}
+
+#[tokio::test]
+async fn ask_fails_closed() {
+    let none = PermissionPipeline::new(Arc::new(MemoryAudit::default())).rule(rule(Behavior::Ask));
+    assert_eq!(
+        none.check(&call(), &[]).await,
+        GateDecision::Deny {
+            reason: "because; no approval provider, so denied (by r)".into()
+        }
+    );
+    let failing = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+        .rule(rule(Behavior::Ask))
+        .approval(Arc::new(FailingApproval));
+    assert_eq!(
+        failing.check(&call(), &[]).await,
+        GateDecision::Deny {
+            reason: "because; approval failed (terminal closed), so denied (by r)".into()
+        }
+    );
+    let declined = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+        .rule(rule(Behavior::Ask))
+        .approval(Arc::new(StaticApproval(false)));
+    assert_eq!(
+        declined.check(&call(), &[]).await,
+        GateDecision::Deny {
+            reason: "because; the user declined (by r)".into()
+        }
+    );
+    let approved = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+        .rule(rule(Behavior::Ask))
+        .approval(Arc::new(StaticApproval(true)));
+    assert_eq!(approved.check(&call(), &[]).await, GateDecision::Allow);
+}
+
+#[tokio::test]
+async fn hook_hints_take_part_in_the_merge() {
+    let audit = Arc::new(MemoryAudit::default());
+    let pipeline = PermissionPipeline::new(audit.clone()).rule(rule(Behavior::Allow));
+    let hint = Verdict::new(
+        Behavior::Deny,
+        "hook:guard",
+        "recommended by a PreToolUse hook",
+    );
+    assert_eq!(
+        pipeline.check(&call(), &[hint]).await,
+        GateDecision::Deny {
+            reason: "recommended by a PreToolUse hook (by hook:guard)".into()
+        }
+    );
+    let entry = &audit.entries()[0];
+    assert_eq!(
+        (entry.merged, entry.source.as_str(), entry.allowed),
+        (Behavior::Deny, "hook:guard", false)
+    );
+}

@@ -1,0 +1,150 @@
+//! Chapter 5: `todo_write` and the stale-plan reminder.
+//!
+//! The model keeps its plan by rewriting the whole list each time (a snapshot, not a diff):
+//! nothing can drift between what the model believes and what is stored. When the model has
+//! gone three tool rounds without touching the plan, the next request carries one reminder.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_core::{
+    HistoryProcessor, Message, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes,
+    schema, seams::ProcessError,
+};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+pub const MAX_TODOS: usize = 50;
+/// Tool rounds without `todo_write` before the reminder.
+pub const REMINDER_AFTER_ROUNDS: usize = 3;
+pub const REMINDER_TEXT: &str = "<reminder>You have not updated your plan with todo_write in the last 3 tool rounds. If the plan changed, call todo_write with the whole updated list; otherwise carry on.</reminder>";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TodoItem {
+    pub content: String,
+    pub status: TodoStatus,
+}
+
+/// The stored plan, shared between the tool and whoever shows it.
+#[derive(Debug, Default)]
+pub struct TodoList(Mutex<Vec<TodoItem>>);
+
+impl TodoList {
+    pub fn items(&self) -> Vec<TodoItem> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn replace(&self, items: Vec<TodoItem>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = items;
+    }
+}
+
+fn item_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "minLength": 1},
+            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
+        },
+        "required": ["content", "status"]
+    })
+}
+
+fn list_schema() -> Value {
+    json!({"type": "array", "maxItems": MAX_TODOS, "items": item_schema()})
+}
+
+pub fn spec() -> ToolSpec {
+    let mut todos = list_schema();
+    todos["type"] = json!(["array", "string"]);
+    todos["description"] = json!("The whole plan; it replaces the previous list.");
+    ToolSpec::new(
+        "todo_write",
+        "Replace your plan with this complete list of steps. Keep exactly one step in_progress while working; mark steps completed as soon as they are done.",
+        ToolEffect::Read,
+        json!({"type": "object", "properties": {"todos": todos}, "required": ["todos"]}),
+    )
+}
+
+/// `todo_write`.
+#[derive(Debug, Clone)]
+pub struct TodoWrite(pub Arc<TodoList>);
+
+#[async_trait]
+impl ToolHandler for TodoWrite {
+    async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
+        let invalid = |message: String| ToolFailure::new(codes::INVALID_ARGUMENTS, message);
+        let mut todos = call.arguments["todos"].clone();
+        // Models often send the list as a JSON string; accept it and check it the same way.
+        if let Value::String(text) = &todos {
+            todos = serde_json::from_str(text).map_err(|err| {
+                invalid(format!("$.todos: the string is not a JSON list ({err})"))
+            })?;
+        }
+        schema::validate(&list_schema(), &todos)
+            .map_err(|e| invalid(e.replacen('$', "$.todos", 1)))?;
+        let mut items: Vec<TodoItem> =
+            serde_json::from_value(todos).map_err(|err| invalid(err.to_string()))?;
+        for (i, item) in items.iter_mut().enumerate() {
+            item.content = item.content.trim().to_string();
+            if item.content.is_empty() {
+                return Err(invalid(format!("$.todos[{i}].content: must not be blank")));
+            }
+        }
+        self.0.replace(items.clone());
+        serde_json::to_string(&items).map_err(ToolFailure::execution)
+    }
+}
+
+/// Adds the reminder to a request after [`REMINDER_AFTER_ROUNDS`] tool rounds without
+/// `todo_write`. The reminder is in the request only, never in the stored history; after it is
+/// sent the count starts again.
+#[derive(Debug, Default)]
+pub struct TodoReminder {
+    /// The round count at which the last reminder was sent.
+    reminded_at: Mutex<usize>,
+}
+
+#[async_trait]
+impl HistoryProcessor for TodoReminder {
+    fn name(&self) -> &'static str {
+        "todo_reminder"
+    }
+
+    async fn process(&self, mut messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
+        let mut rounds: usize = 0;
+        let mut last_update = 0;
+        for message in &messages {
+            if let Message::Assistant { tool_calls, .. } = message {
+                if tool_calls.is_empty() {
+                    continue;
+                }
+                rounds += 1;
+                if tool_calls.iter().any(|c| c.name == "todo_write") {
+                    last_update = rounds;
+                }
+            }
+        }
+        let mut reminded_at = self
+            .reminded_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if rounds.saturating_sub(last_update.max(*reminded_at)) >= REMINDER_AFTER_ROUNDS {
+            *reminded_at = rounds;
+            messages.push(Message::system(REMINDER_TEXT));
+        }
+        Ok(messages)
+    }
+}

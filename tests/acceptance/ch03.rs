@@ -1,0 +1,166 @@
+//! Chapter 3: the permission pipeline, approval and audit.
+
+use std::sync::Arc;
+
+use agent_core::ModelReply;
+use agent_core::permissions::{AuditEntry, Behavior, MemoryAudit, StaticApproval};
+use serde_json::json;
+
+use predicates::prelude::*;
+
+use crate::support::{command, write_script};
+
+use crate::support::{call, scripted_agent_with, tool_results, tool_round, workspace};
+
+fn session() -> Vec<ModelReply> {
+    vec![
+        tool_round(vec![
+            call("c1", "read_file", json!({"path": "notes.txt"})),
+            call("c2", "bash", json!({"command": "echo ran > ran.txt"})),
+            call(
+                "c3",
+                "write_file",
+                json!({"path": "../outside.txt", "content": "x"}),
+            ),
+            call("c4", "bash", json!({"command": "sudo rm -rf /"})),
+            call(
+                "c5",
+                "write_file",
+                json!({"path": "new.txt", "content": "x"}),
+            ),
+        ]),
+        ModelReply::text("done"),
+    ]
+}
+
+#[tokio::test]
+async fn without_approval_every_ask_is_denied_and_reads_still_run() {
+    let dir = workspace();
+    let audit = Arc::new(MemoryAudit::default());
+    let (mut agent, _model) =
+        scripted_agent_with(3, dir.path(), session(), |deps| deps.audit = audit.clone());
+    agent.run_turn("go").await.unwrap();
+    assert_eq!(
+        tool_results(agent.history()),
+        vec![
+            "c1: alpha\nbeta\n",
+            "c2: Error [permission_denied]: running a command needs approval; no approval provider, so denied (by execute_asks)",
+            "c3: Error [permission_denied]: `../outside.txt` resolves outside the workspace (by workspace_boundary)",
+            "c4: Error [permission_denied]: privilege escalation (`sudo`) is not allowed (by destructive_commands)",
+            "c5: Error [permission_denied]: changing a file needs approval; no approval provider, so denied (by writes_ask)",
+        ]
+    );
+    assert!(!dir.path().join("ran.txt").exists());
+    assert!(!dir.path().join("new.txt").exists());
+    let decisions: Vec<(String, Behavior, bool)> = audit
+        .entries()
+        .into_iter()
+        .map(|e| (e.call_id, e.merged, e.allowed))
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![
+            ("c1".into(), Behavior::Allow, true),
+            ("c2".into(), Behavior::Ask, false),
+            ("c3".into(), Behavior::Deny, false),
+            ("c4".into(), Behavior::Deny, false),
+            ("c5".into(), Behavior::Ask, false),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn approve_all_runs_asks_but_hard_denies_still_hold() {
+    let dir = workspace();
+    let audit = Arc::new(MemoryAudit::default());
+    let (mut agent, _model) = scripted_agent_with(3, dir.path(), session(), |deps| {
+        deps.audit = audit.clone();
+        deps.approval = Some(Arc::new(StaticApproval(true)));
+    });
+    agent.run_turn("go").await.unwrap();
+    let results = tool_results(agent.history());
+    assert_eq!(results[1], "c2: (no output)");
+    assert_eq!(
+        results[3],
+        "c4: Error [permission_denied]: privilege escalation (`sudo`) is not allowed (by destructive_commands)"
+    );
+    assert_eq!(results[4], "c5: Wrote 1 bytes to new.txt");
+    assert_eq!(
+        audit.entries()[1],
+        AuditEntry {
+            call_id: "c2".into(),
+            tool: "bash".into(),
+            arguments: json!({"command": "echo ran > ran.txt"}),
+            merged: Behavior::Ask,
+            source: "execute_asks".into(),
+            allowed: true,
+            reason: "running a command needs approval; approved".into(),
+        }
+    );
+}
+
+#[tokio::test]
+async fn chapter_2_has_no_permission_pipeline() {
+    let dir = workspace();
+    // Only harmless calls here: chapter 2 would really run them.
+    let replies = vec![
+        tool_round(vec![call(
+            "c1",
+            "bash",
+            json!({"command": "echo ran > ran.txt"}),
+        )]),
+        ModelReply::text("done"),
+    ];
+    let (mut agent, _model) = scripted_agent_with(2, dir.path(), replies, |_| {});
+    agent.run_turn("go").await.unwrap();
+    assert_eq!(tool_results(agent.history()), vec!["c1: (no output)"]);
+    assert!(dir.path().join("ran.txt").exists());
+}
+
+#[test]
+fn chapter_3_denies_without_a_terminal_and_writes_the_audit_log() {
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch ran"}}]},
+            {"content": "I was not allowed to run it."}
+        ]),
+    );
+    // `--approve prompt` is the default; the test has no terminal, so the ask is denied.
+    command("ch03", dir.path())
+        .args(["--prompt", "run it", "--script"])
+        .arg(&script)
+        .assert()
+        .success()
+        .stdout("I was not allowed to run it.\n")
+        .stderr(predicate::str::contains(
+            "[result] Error [permission_denied]: running a command needs approval; approval failed (no terminal to ask on), so denied (by execute_asks)",
+        ));
+    assert!(!dir.path().join("ran").exists());
+    let audit = std::fs::read_to_string(dir.path().join(".agent_tutorial/audit.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        vec![json!({
+            "call_id": "c1",
+            "tool": "bash",
+            "arguments": {"command": "touch ran"},
+            "merged": "ask",
+            "source": "execute_asks",
+            "allowed": false,
+            "reason": "running a command needs approval; approval failed (no terminal to ask on), so denied"
+        })]
+    );
+
+    // `--approve all` runs it.
+    command("ch03", dir.path())
+        .args(["--prompt", "run it", "--approve", "all", "--script"])
+        .arg(&script)
+        .assert()
+        .success();
+    assert!(dir.path().join("ran").exists());
+}
