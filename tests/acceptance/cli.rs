@@ -229,3 +229,43 @@ fn interactive_mode_reads_prompts_until_exit() {
         .stdout("A1\nA2\n")
         .stderr("ch02 >> ch02 >> ch02 >> ch02 >> ch02 >> ");
 }
+
+#[test]
+fn prompt_diff_shows_what_a_chapter_changes_in_the_request() {
+    let dir = workspace();
+    let out = command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "2", "--diff", "1"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let changed: Vec<&str> = text
+        .lines()
+        .filter(|l| (l.starts_with('+') || l.starts_with('-')) && !l.starts_with("  "))
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        changed,
+        vec![
+            "--- chapter 1 (P01)",
+            "+++ chapter 2 (P02)",
+            "-── tools (1) ──",
+            "+── tools (5) ──",
+            "+- read_file [read]",
+            "+  {\"properties\"",
+            "+- write_file [write]",
+            "+  {\"properties\"",
+            "+- edit_file [write]",
+            "+  {\"properties\"",
+            "+- glob [read]",
+            "+  {\"properties\"",
+        ]
+    );
+    command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "3", "--diff"])
+        .assert()
+        .success()
+        .stdout("The first request of chapter 3 is identical to chapter 2's: the chapter changes what happens around the model, not what it is sent first.\n");
+}

@@ -73,3 +73,12 @@ pub fn full(request: &ModelRequest) -> String {
     }
     out
 }
+
+/// A unified diff of two renderings (`prompt --diff`); empty when they are equal.
+pub fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(old_name, new_name)
+        .to_string()
+}

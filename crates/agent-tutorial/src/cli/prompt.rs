@@ -25,6 +25,10 @@ pub struct PromptArgs {
     /// Print the exact Chat Completions request body as JSON.
     #[arg(long)]
     json: bool,
+    /// Print a unified diff against chapter M's first request instead (default: the chapter
+    /// before), to see exactly what a chapter changes in what the model receives.
+    #[arg(long, value_name = "M", num_args = 0..=1, default_missing_value = "0")]
+    diff: Option<u8>,
     /// The model name to put in the JSON body (default: OPENAI_MODEL, else a placeholder).
     #[arg(long)]
     model: Option<String>,
@@ -58,8 +62,30 @@ pub fn first_request(
 pub fn prompt(args: &PromptArgs) -> CliResult {
     let profile = Profile::for_chapter(args.chapter).map_err(CliError::usage)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
-    let request = first_request(profile, workspace, &args.prompt)?;
-    if args.json {
+    let request = first_request(profile, workspace.clone(), &args.prompt)?;
+    if let Some(base) = args.diff {
+        let base = if base == 0 {
+            profile.chapter.saturating_sub(1)
+        } else {
+            base
+        };
+        let base_profile = Profile::for_chapter(base).map_err(CliError::usage)?;
+        let base_request = first_request(base_profile, workspace, &args.prompt)?;
+        let diff = render::unified_diff(
+            &render::full(&base_request),
+            &render::full(&request),
+            &format!("chapter {base} ({})", base_profile.id()),
+            &format!("chapter {} ({})", profile.chapter, profile.id()),
+        );
+        if diff.is_empty() {
+            println!(
+                "The first request of chapter {} is identical to chapter {base}'s: the chapter changes what happens around the model, not what it is sent first.",
+                profile.chapter
+            );
+        } else {
+            print!("{diff}");
+        }
+    } else if args.json {
         let model = args
             .model
             .clone()
