@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
 use agent_core::hooks::HookRegistry;
 use agent_core::permissions::{
     ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
@@ -17,6 +18,7 @@ use agent_core::{
     Profile, RegistryError, RunError, RunObserver, ToolEffect, ToolRegistry, ToolRegistryBuilder,
     TurnHooks, TurnOutcome,
 };
+use agent_skills::{LoadSkill, SkillCatalog};
 use agent_tools::policy::WorkspaceBoundary;
 use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
 use agent_tools::{BashConfig, Workspace, add_bash, add_file_tools};
@@ -24,6 +26,8 @@ use agent_tools::{BashConfig, Workspace, add_bash, add_file_tools};
 /// The system prompt of the chapters before the dynamic prompt (chapter 10), as Markdown so a
 /// reader edits text, not code.
 pub const FIXED_SYSTEM_PROMPT: &str = include_str!("../prompts/fixed_system.md");
+/// The skills paragraph appended to the fixed prompt in chapters 7–9.
+pub const SKILLS_SECTION: &str = include_str!("../prompts/skills_section.md");
 /// The system prompt of a subagent (chapter 6).
 pub const SUBAGENT_SYSTEM_PROMPT: &str = include_str!("../prompts/subagent_system.md");
 
@@ -40,6 +44,10 @@ pub struct AgentDeps {
     pub audit: Arc<dyn AuditSink>,
     /// Hooks registered by the caller (chapter 4).
     pub hooks: HookRegistry,
+    /// Where large results go (chapter 8).
+    pub artifacts: ArtifactConfig,
+    /// Snip, micro and summary settings (chapter 8).
+    pub compaction: CompactionConfig,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -65,6 +73,8 @@ impl AgentDeps {
             approval: None,
             audit: Arc::new(NoAudit),
             hooks: HookRegistry::new(),
+            artifacts: ArtifactConfig::default(),
+            compaction: CompactionConfig::default(),
         }
     }
 }
@@ -83,6 +93,8 @@ pub struct Agent {
     history: Vec<Message>,
     todo: Arc<TodoList>,
     hooks: Arc<HookRegistry>,
+    skills: Arc<SkillCatalog>,
+    compactor: Option<Arc<Compactor>>,
 }
 
 impl Agent {
@@ -108,6 +120,16 @@ impl Agent {
         self.hooks.errors()
     }
 
+    /// The skill catalog scanned when the agent was built (chapter 7).
+    pub fn skills(&self) -> &SkillCatalog {
+        &self.skills
+    }
+
+    /// How many compaction summaries the model was asked for (chapter 8).
+    pub fn summaries_made(&self) -> usize {
+        self.compactor.as_ref().map_or(0, |c| c.summaries_made())
+    }
+
     /// Runs one user turn, keeping the history for the next.
     pub async fn run_turn(&mut self, prompt: &str) -> Result<TurnOutcome, RunError> {
         self.runner.run_turn(&mut self.history, prompt).await
@@ -127,6 +149,7 @@ fn base_tools(
     workspace: &Workspace,
     bash: BashConfig,
     todo: &Arc<TodoList>,
+    skills: &Arc<SkillCatalog>,
 ) -> ToolRegistryBuilder {
     let mut tools = ToolRegistry::builder();
     if profile.has(Capability::Bash) {
@@ -138,7 +161,33 @@ fn base_tools(
     if profile.has(Capability::Todo) {
         tools = tools.tool(todo::spec(), Arc::new(TodoWrite(todo.clone())));
     }
+    if profile.has(Capability::Skills) {
+        let handler = LoadSkill {
+            catalog: skills.clone(),
+            workspace: workspace.clone(),
+        };
+        tools = tools.tool(agent_skills::spec(), Arc::new(handler));
+    }
     tools
+}
+
+/// The fixed system prompt of chapters 1–9; from chapter 7 on it ends with the skill catalog.
+fn fixed_system_prompt(
+    profile: Profile,
+    workspace: &Workspace,
+    skills: &SkillCatalog,
+) -> Arc<FixedPrompt> {
+    let mut text = FIXED_SYSTEM_PROMPT.trim_end().to_string();
+    if profile.has(Capability::Skills) {
+        text.push_str("\n\n");
+        text.push_str(
+            SKILLS_SECTION
+                .trim_end()
+                .replace("{catalog}", &skills.render())
+                .as_str(),
+        );
+    }
+    fixed_prompt(&text, workspace)
 }
 
 /// Chapter 3's pipeline: the boundary and the deny list can only deny; `bash` asks by
@@ -187,20 +236,27 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
         Arc::new(NoHooks)
     };
 
+    // Scanned once, here: a skill added on disk needs a rebuild (see docs/ch07.md).
+    let skills = Arc::new(if profile.has(Capability::Skills) {
+        SkillCatalog::scan(&workspace)
+    } else {
+        SkillCatalog::default()
+    });
     let todo = Arc::new(TodoList::default());
-    let mut tools = base_tools(profile, &workspace, deps.bash, &todo);
+    let mut tools = base_tools(profile, &workspace, deps.bash, &todo, &skills);
     if profile.has(Capability::Subagent) {
-        let (model, ws, gate, hooks, observer) = (
+        let (model, ws, gate, hooks, observer, skills) = (
             deps.model.clone(),
             workspace.clone(),
             gate.clone(),
             turn_hooks.clone(),
             deps.observer.clone(),
+            skills.clone(),
         );
         let bash = deps.bash;
         let factory = move || {
             let child_todo = Arc::new(TodoList::default());
-            let registry = base_tools(profile, &ws, bash, &child_todo)
+            let registry = base_tools(profile, &ws, bash, &child_todo, &skills)
                 .build()
                 .map_err(|err| err.to_string())?;
             let mut child = AgentRunner::builder(
@@ -221,17 +277,33 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
     }
     let tools = Arc::new(tools.build()?);
 
-    let mut runner = AgentRunner::builder(
-        deps.model,
-        tools,
-        fixed_prompt(FIXED_SYSTEM_PROMPT, &workspace),
-    )
-    .max_turns(deps.max_turns)
-    .gate(gate)
-    .hooks(turn_hooks)
-    .observer(deps.observer);
+    let prompt = fixed_system_prompt(profile, &workspace, &skills);
+    let mut runner = AgentRunner::builder(deps.model.clone(), tools, prompt)
+        .max_turns(deps.max_turns)
+        .gate(gate)
+        .hooks(turn_hooks)
+        .observer(deps.observer);
+    // The reminder runs before compaction: it counts rounds in the full history.
     if profile.has(Capability::Todo) {
         runner = runner.processor(Arc::new(TodoReminder::default()));
+    }
+    let mut compactor = None;
+    if profile.has(Capability::Artifacts) {
+        runner = runner.shaper(Arc::new(ArtifactStore::new(
+            workspace.clone(),
+            deps.artifacts,
+        )));
+    }
+    if profile.has(Capability::Compaction) {
+        let c = Arc::new(Compactor::new(
+            deps.model,
+            workspace.clone(),
+            deps.compaction,
+        ));
+        runner = runner
+            .processor(c.clone())
+            .overflow(Arc::new(OverflowSnip { keep_groups: 2 }));
+        compactor = Some(c);
     }
     Ok(Agent {
         profile,
@@ -239,5 +311,7 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
         history: Vec::new(),
         todo,
         hooks,
+        skills,
+        compactor,
     })
 }

@@ -118,7 +118,7 @@ const TABLE: &[(Profile, bool)] = &[
             title: "skills",
             adds: &[C::Skills],
         },
-        false,
+        true,
     ),
     (
         Profile {
@@ -126,7 +126,7 @@ const TABLE: &[(Profile, bool)] = &[
             title: "large-result artifacts and compaction",
             adds: &[C::Artifacts, C::Compaction],
         },
-        false,
+        true,
     ),
     (
         Profile {

@@ -11,12 +11,13 @@ use std::sync::Arc;
 use tracing::{debug, info};
 
 use crate::message::{Message, ToolCall};
-use crate::model::{ModelClient, ModelError, ModelRequest};
+use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
 use crate::pairing::{PairingError, validate_pairing};
 use crate::registry::ToolRegistry;
 use crate::seams::{
     AllowAll, GateDecision, HistoryProcessor, NoHooks, PermissionGate, PostToolVerdict,
-    PreToolVerdict, PromptError, RunObserver, Silent, SystemPromptProvider, TurnHooks,
+    PreToolVerdict, PromptError, ResultShaper, RunObserver, Silent, SystemPromptProvider,
+    TurnHooks,
 };
 use crate::tool::{ToolFailure, codes};
 
@@ -62,6 +63,9 @@ pub struct AgentRunner {
     gate: Arc<dyn PermissionGate>,
     hooks: Arc<dyn TurnHooks>,
     processors: Vec<Arc<dyn HistoryProcessor>>,
+    /// Applied once, after the other processors, when the model says the prompt is too long.
+    overflow: Option<Arc<dyn HistoryProcessor>>,
+    shaper: Option<Arc<dyn ResultShaper>>,
     observer: Arc<dyn RunObserver>,
     max_turns: usize,
 }
@@ -112,6 +116,19 @@ impl AgentRunnerBuilder {
         self
     }
 
+    /// The processor that shrinks a request once when the model reports "prompt too long";
+    /// the request is then retried once.
+    pub fn overflow(mut self, processor: Arc<dyn HistoryProcessor>) -> Self {
+        self.runner.overflow = Some(processor);
+        self
+    }
+
+    /// Shapes each batch of tool results before it is stored.
+    pub fn shaper(mut self, shaper: Arc<dyn ResultShaper>) -> Self {
+        self.runner.shaper = Some(shaper);
+        self
+    }
+
     pub fn observer(mut self, observer: Arc<dyn RunObserver>) -> Self {
         self.runner.observer = observer;
         self
@@ -136,6 +153,8 @@ impl AgentRunner {
                 gate: Arc::new(AllowAll),
                 hooks: Arc::new(NoHooks),
                 processors: Vec::new(),
+                overflow: None,
+                shaper: None,
                 observer: Arc::new(Silent),
                 max_turns: DEFAULT_MAX_TURNS,
             },
@@ -153,16 +172,17 @@ impl AgentRunner {
     /// Builds the request the runner would send next for `history`, without sending it.
     /// `agent-tutorial prompt` uses this, so what it prints is what the loop sends.
     pub async fn prepare_request(&self, history: &[Message]) -> Result<ModelRequest, RunError> {
-        let system = self
-            .prompt
-            .system_prompt()
-            .await
-            .map_err(RunError::Prompt)?;
-        if system.trim().is_empty() {
-            return Err(RunError::EmptySystemPrompt);
-        }
+        self.build_request(history, false).await
+    }
+
+    async fn build_request(
+        &self,
+        history: &[Message],
+        overflowed: bool,
+    ) -> Result<ModelRequest, RunError> {
         let mut messages = history.to_vec();
-        for processor in &self.processors {
+        let overflow = self.overflow.iter().filter(|_| overflowed);
+        for processor in self.processors.iter().chain(overflow) {
             messages = processor
                 .process(messages)
                 .await
@@ -170,6 +190,16 @@ impl AgentRunner {
                     name: processor.name(),
                     error: err.0,
                 })?;
+        }
+        // Asked last, after memory selection and history preparation, so the prompt reflects
+        // the state this very request is built from (chapter 10).
+        let system = self
+            .prompt
+            .system_prompt()
+            .await
+            .map_err(RunError::Prompt)?;
+        if system.trim().is_empty() {
+            return Err(RunError::EmptySystemPrompt);
         }
         messages.insert(0, Message::system(system));
         validate_pairing(&messages).map_err(RunError::Pairing)?;
@@ -204,15 +234,7 @@ impl AgentRunner {
                     limit: self.max_turns,
                 });
             }
-            let request = self.prepare_request(history).await?;
-            self.observer.on_request(requests, &request);
-            debug!(
-                request = requests,
-                messages = request.messages.len(),
-                tools = request.tools.len(),
-                "model request"
-            );
-            let reply = self.model.complete(&request).await?;
+            let reply = self.request(history, requests).await?;
             requests += 1;
             self.observer.on_reply(&reply);
             history.push(reply.to_message());
@@ -246,6 +268,28 @@ impl AgentRunner {
         }
     }
 
+    /// Sends one request; on "prompt too long" shrinks it once with the overflow processor and
+    /// retries once.
+    async fn request(&self, history: &[Message], index: usize) -> Result<ModelReply, RunError> {
+        let request = self.build_request(history, false).await?;
+        self.observer.on_request(index, &request);
+        debug!(
+            request = index,
+            messages = request.messages.len(),
+            tools = request.tools.len(),
+            "model request"
+        );
+        match self.model.complete(&request).await {
+            Err(ModelError::PromptTooLong { message }) if self.overflow.is_some() => {
+                info!(%message, "prompt too long: compacting once and retrying");
+                let smaller = self.build_request(history, true).await?;
+                self.observer.on_request(index, &smaller);
+                Ok(self.model.complete(&smaller).await?)
+            }
+            other => Ok(other?),
+        }
+    }
+
     /// Answers every call of one reply, in order. Returns `Some(text)` when a hook stopped the
     /// run; later calls of the batch are still answered so the history stays paired.
     async fn run_tool_batch(
@@ -254,6 +298,7 @@ impl AgentRunner {
         calls: &[ToolCall],
     ) -> Option<String> {
         let mut stopped: Option<String> = None;
+        let mut batch: Vec<(ToolCall, String)> = Vec::with_capacity(calls.len());
         for call in calls {
             self.observer.on_tool_call(call);
             let result = if stopped.is_some() {
@@ -269,12 +314,20 @@ impl AgentRunner {
                 result
             };
             self.observer.on_tool_result(call, &result);
-            let content = match &result {
-                Ok(text) => text.clone(),
+            let content = match result {
+                Ok(text) => text,
                 Err(failure) => failure.to_string(),
             };
-            history.push(Message::tool_result(&call.id, content));
+            batch.push((call.clone(), content));
         }
+        if let Some(shaper) = &self.shaper {
+            shaper.shape(&mut batch).await;
+        }
+        history.extend(
+            batch
+                .into_iter()
+                .map(|(call, content)| Message::tool_result(call.id, content)),
+        );
         stopped
     }
 

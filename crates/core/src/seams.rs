@@ -138,3 +138,11 @@ pub trait RunObserver: Send + Sync {
 pub struct Silent;
 
 impl RunObserver for Silent {}
+
+/// Shapes one batch of tool results before they are stored (chapter 8 moves large results to
+/// files and keeps a preview). Receives `(call, result text)` pairs in call order and must keep
+/// one entry per call.
+#[async_trait]
+pub trait ResultShaper: Send + Sync {
+    async fn shape(&self, batch: &mut [(ToolCall, String)]);
+}

@@ -1,0 +1,297 @@
+//! Shaping what is sent when the history grows: snip, micro, summary.
+//!
+//! All three work on the copy of the history a request is built from; the stored history stays
+//! canonical (and complete). Groups ([`crate::groups`]) are kept or dropped whole, so every
+//! request still pairs each tool call with its result.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_core::seams::ProcessError;
+use agent_core::{HistoryProcessor, Message, ModelClient, ModelRequest};
+use agent_tools::Workspace;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+
+use crate::groups::{groups, is_tool_round, total_bytes};
+
+/// Where full transcripts are saved before a summary replaces part of a request.
+pub const TRANSCRIPT_DIR: &str = ".agent_tutorial/transcripts";
+
+const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionConfig {
+    /// Snip: the newest groups kept (plus the first user message).
+    pub keep_groups: usize,
+    /// Micro: tool results older than the newest this-many groups become a stub.
+    pub micro_keep_groups: usize,
+    /// Summary: above this many bytes, the older part is replaced by a summary.
+    pub byte_budget: usize,
+    /// Summary: the newest groups kept verbatim next to the summary.
+    pub summary_keep_groups: usize,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            keep_groups: 40,
+            micro_keep_groups: 3,
+            byte_budget: 50_000,
+            summary_keep_groups: 4,
+        }
+    }
+}
+
+/// The structured summary the model must return: exactly these fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub current_goal: String,
+    pub key_findings: Vec<String>,
+    pub files_read_or_changed: Vec<String>,
+    pub remaining_work: Vec<String>,
+    pub user_constraints: Vec<String>,
+}
+
+/// Keeps the first group and the newest `keep`, with a one-line marker for what is left out.
+pub fn snip(groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
+    if groups.len() <= keep + 1 {
+        return groups;
+    }
+    let omit = groups.len() - 1 - keep;
+    let mut iter = groups.into_iter();
+    let mut out: Vec<Vec<Message>> = iter.next().into_iter().collect();
+    let dropped: Vec<Vec<Message>> = iter.by_ref().take(omit).collect();
+    let messages: usize = dropped.iter().map(Vec::len).sum();
+    let rounds = dropped.iter().filter(|g| is_tool_round(g)).count();
+    out.push(vec![Message::system(format!(
+        "[snipped: {messages} earlier messages ({rounds} tool rounds) are not shown]"
+    ))]);
+    out.extend(iter);
+    out
+}
+
+/// Replaces tool results older than the newest `keep` groups with a short stub.
+pub fn micro(mut groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
+    let old = groups.len().saturating_sub(keep);
+    for group in groups.iter_mut().take(old) {
+        for message in group.iter_mut() {
+            if let Message::Tool { content, .. } = message {
+                let stub = format!("[earlier tool result cleared: {} bytes]", content.len());
+                if stub.len() < content.len() {
+                    *content = stub;
+                }
+            }
+        }
+    }
+    groups
+}
+
+struct Cached {
+    prefix: Vec<Message>,
+    summary: Summary,
+}
+
+/// The chapter-8 history processor.
+pub struct Compactor {
+    model: Arc<dyn ModelClient>,
+    workspace: Workspace,
+    config: CompactionConfig,
+    cache: Mutex<Option<Cached>>,
+    summaries: AtomicUsize,
+    transcripts: AtomicUsize,
+}
+
+impl std::fmt::Debug for Compactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compactor")
+            .field("config", &self.config)
+            .field("summaries", &self.summaries_made())
+            .finish_non_exhaustive()
+    }
+}
+
+fn line(message: &Message) -> String {
+    let cut = |t: &str| -> String {
+        let mut s: String = t.chars().take(2_000).collect();
+        if s.len() < t.len() {
+            s.push_str(" […]");
+        }
+        s
+    };
+    match message {
+        Message::Assistant {
+            content,
+            tool_calls,
+        } => {
+            let mut parts: Vec<String> = content
+                .iter()
+                .map(|c| format!("assistant: {}", cut(c)))
+                .collect();
+            parts.extend(
+                tool_calls
+                    .iter()
+                    .map(|c| format!("assistant called {} {}", c.name, cut(&c.arguments))),
+            );
+            parts.join("\n")
+        }
+        Message::Tool {
+            tool_call_id,
+            content,
+        } => format!("tool result [{tool_call_id}]: {}", cut(content)),
+        other => format!("{}: {}", other.role(), cut(other.text())),
+    }
+}
+
+/// Pulls the JSON object out of a reply that may wrap it in a code fence or prose.
+fn parse_summary(reply: &str) -> Result<Summary, String> {
+    let start = reply.find('{').ok_or("the reply holds no JSON object")?;
+    let end = reply.rfind('}').ok_or("the reply holds no JSON object")?;
+    serde_json::from_str(&reply[start..=end]).map_err(|e| format!("the summary is not valid: {e}"))
+}
+
+impl Compactor {
+    pub fn new(
+        model: Arc<dyn ModelClient>,
+        workspace: Workspace,
+        config: CompactionConfig,
+    ) -> Self {
+        Self {
+            model,
+            workspace,
+            config,
+            cache: Mutex::new(None),
+            summaries: AtomicUsize::new(0),
+            transcripts: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many times the model was asked for a summary.
+    pub fn summaries_made(&self) -> usize {
+        self.summaries.load(Ordering::SeqCst)
+    }
+
+    fn save_transcript(&self, messages: &[Message]) -> std::io::Result<String> {
+        let dir = self.workspace.root().join(TRANSCRIPT_DIR);
+        std::fs::create_dir_all(&dir)?;
+        let n = self.transcripts.fetch_add(1, Ordering::SeqCst) + 1;
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let path = dir.join(format!("transcript-{millis}-{n}.jsonl"));
+        let mut text = String::new();
+        for message in messages {
+            text.push_str(&serde_json::to_string(message)?);
+            text.push('\n');
+        }
+        std::fs::write(&path, text)?;
+        Ok(self.workspace.relative(&path))
+    }
+
+    /// The summary of `middle`, reusing the cached one when the prefix is unchanged and
+    /// extending it when the prefix only grew.
+    async fn summarize(&self, full: &[Message], middle: Vec<Message>) -> Result<Summary, String> {
+        let mut cache = self.cache.lock().await;
+        let (previous, new_part) = match cache.as_ref() {
+            Some(c) if c.prefix == middle => return Ok(c.summary.clone()),
+            Some(c) if middle.starts_with(&c.prefix) => {
+                (Some(&c.summary), &middle[c.prefix.len()..])
+            }
+            _ => (None, &middle[..]),
+        };
+        let transcript = self
+            .save_transcript(full)
+            .map_err(|e| format!("cannot save the transcript: {e}"))?;
+        let mut input = String::new();
+        if let Some(previous) = previous {
+            input.push_str("Summary of the conversation so far:\n");
+            input.push_str(&serde_json::to_string_pretty(previous).map_err(|e| e.to_string())?);
+            input.push_str("\n\nWhat happened after that:\n");
+        }
+        for message in new_part {
+            input.push_str(&line(message));
+            input.push('\n');
+        }
+        let request = ModelRequest {
+            messages: vec![Message::system(SUMMARY_PROMPT.trim()), Message::user(input)],
+            tools: Vec::new(),
+        };
+        self.summaries.fetch_add(1, Ordering::SeqCst);
+        tracing::info!(%transcript, messages = new_part.len(), "summarizing older messages");
+        let reply = self
+            .model
+            .complete(&request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let summary = parse_summary(reply.content.as_deref().unwrap_or(""))?;
+        *cache = Some(Cached {
+            prefix: middle,
+            summary: summary.clone(),
+        });
+        Ok(summary)
+    }
+}
+
+#[async_trait]
+impl HistoryProcessor for Compactor {
+    fn name(&self) -> &'static str {
+        "compaction"
+    }
+
+    async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
+        let full = messages.clone();
+        let snipped = snip(groups(messages), self.config.keep_groups);
+        let shaped = micro(snipped.clone(), self.config.micro_keep_groups);
+        let flat: Vec<Message> = shaped.iter().flatten().cloned().collect();
+        let keep = self.config.summary_keep_groups;
+        if total_bytes(&flat) <= self.config.byte_budget || shaped.len() <= keep + 1 {
+            return Ok(flat);
+        }
+        // Summarize the full text of the middle (not its stubs); keep first and newest groups.
+        let middle: Vec<Message> = snipped[1..snipped.len() - keep]
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        match self.summarize(&full, middle).await {
+            Ok(summary) => {
+                let json = serde_json::to_string_pretty(&summary)
+                    .map_err(|e| ProcessError(e.to_string()))?;
+                let mut out: Vec<Message> = shaped[0].clone();
+                out.push(Message::system(format!(
+                    "<conversation-summary>\n{json}\n</conversation-summary>"
+                )));
+                out.extend(shaped[shaped.len() - keep..].iter().flatten().cloned());
+                Ok(out)
+            }
+            Err(err) => {
+                // A failed summary must not break the answer: send the snipped request.
+                tracing::warn!("compaction summary failed: {err}");
+                Ok(flat)
+            }
+        }
+    }
+}
+
+/// The emergency processor for "prompt too long": keep the first group and the newest few.
+#[derive(Debug, Clone, Copy)]
+pub struct OverflowSnip {
+    pub keep_groups: usize,
+}
+
+#[async_trait]
+impl HistoryProcessor for OverflowSnip {
+    fn name(&self) -> &'static str {
+        "overflow_snip"
+    }
+
+    async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
+        Ok(snip(groups(messages), self.keep_groups)
+            .into_iter()
+            .flatten()
+            .collect())
+    }
+}

@@ -1,0 +1,169 @@
+//! Scanning `skills/*/SKILL.md` into a bounded, sorted catalog.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::PathBuf;
+
+use agent_tools::Workspace;
+use serde::Deserialize;
+
+pub const MAX_CATALOG_ENTRIES: usize = 100;
+pub const MAX_CATALOG_BYTES: usize = 8_000;
+pub const MAX_NAME_LEN: usize = 64;
+/// What the prompt says when there is no skill.
+pub const NO_SKILLS: &str = "(No workspace skills are available.)";
+
+/// One skill in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillEntry {
+    pub name: String,
+    pub description: String,
+    /// The SKILL.md file, as found inside the workspace.
+    pub path: PathBuf,
+}
+
+impl SkillEntry {
+    fn line(&self) -> String {
+        format!("- **{}**: {}", self.name, self.description)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Header {
+    name: String,
+    description: String,
+}
+
+/// The skills of a workspace, as scanned at build time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillCatalog {
+    /// Every valid skill, sorted by name (the rendered catalog may list fewer).
+    entries: Vec<SkillEntry>,
+    /// One line per skipped skill: the file and the reason.
+    warnings: Vec<String>,
+}
+
+fn is_slug(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+impl SkillCatalog {
+    /// Scans `<workspace>/skills`. Invalid skills are skipped with a warning; one bad skill
+    /// never hides the others. A missing folder is an empty catalog.
+    pub fn scan(workspace: &Workspace) -> Self {
+        let mut catalog = Self::default();
+        let dir = workspace.root().join("skills");
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            return catalog;
+        };
+        let mut folders: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        folders.sort();
+        for folder in folders {
+            let file = folder.join("SKILL.md");
+            let shown = workspace.relative(&file);
+            match Self::read_entry(workspace, &folder, &file) {
+                Ok(Some(entry)) => catalog.entries.push(entry),
+                Ok(None) => {}
+                Err(reason) => {
+                    tracing::warn!("skipping skill {shown}: {reason}");
+                    catalog.warnings.push(format!("{shown}: {reason}"));
+                }
+            }
+        }
+        catalog.entries.sort_by(|a, b| a.name.cmp(&b.name));
+        catalog
+    }
+
+    fn read_entry(
+        workspace: &Workspace,
+        folder: &std::path::Path,
+        file: &std::path::Path,
+    ) -> Result<Option<SkillEntry>, String> {
+        if !folder.is_dir() {
+            return Ok(None);
+        }
+        let folder_name = folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // Resolving through the workspace refuses a skill folder that is a symlink to outside.
+        let inside = workspace
+            .resolve(&workspace.relative(file))
+            .map_err(|err| err.to_string())?;
+        if !inside.is_file() {
+            return Err("no SKILL.md in the folder".into());
+        }
+        let reader = BufReader::new(File::open(&inside).map_err(|e| e.to_string())?);
+        let header: Header = agent_frontmatter::read_header(reader).map_err(|e| e.to_string())?;
+        if !is_slug(&header.name) {
+            return Err(format!(
+                "name `{}` must be a lowercase slug (a-z, 0-9, -) of at most {MAX_NAME_LEN} characters",
+                header.name
+            ));
+        }
+        if header.name != folder_name {
+            return Err(format!(
+                "name `{}` does not match the folder name `{folder_name}`",
+                header.name
+            ));
+        }
+        let description = header.description.trim();
+        if description.is_empty() || description.contains('\n') {
+            return Err("description must be one non-empty line".into());
+        }
+        Ok(Some(SkillEntry {
+            name: header.name,
+            description: description.to_string(),
+            path: inside,
+        }))
+    }
+
+    pub fn entries(&self) -> &[SkillEntry] {
+        &self.entries
+    }
+
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&SkillEntry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    /// The catalog text: one line per skill, sorted, at most [`MAX_CATALOG_ENTRIES`] lines
+    /// and [`MAX_CATALOG_BYTES`] bytes; what is left out is said in one last line.
+    pub fn render(&self) -> String {
+        if self.entries.is_empty() {
+            return NO_SKILLS.to_string();
+        }
+        let mut lines: Vec<String> = Vec::new();
+        let mut bytes = 0;
+        for entry in self.entries.iter().take(MAX_CATALOG_ENTRIES) {
+            let line = entry.line();
+            // +1 for the newline; keep room for the "left out" line.
+            if bytes + line.len() + 1 > MAX_CATALOG_BYTES - 80 {
+                break;
+            }
+            bytes += line.len() + 1;
+            lines.push(line);
+        }
+        let left_out = self.entries.len() - lines.len();
+        if left_out > 0 {
+            lines.push(format!(
+                "- … {left_out} more skill{} not listed (catalog limit: {MAX_CATALOG_ENTRIES} entries, {MAX_CATALOG_BYTES} bytes)",
+                if left_out == 1 { "" } else { "s" }
+            ));
+        }
+        lines.join("\n")
+    }
+}

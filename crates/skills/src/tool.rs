@@ -1,0 +1,71 @@
+//! `load_skill{name}`: the body of a catalogued skill.
+
+use std::sync::Arc;
+
+use agent_core::tool::parse_arguments;
+use agent_core::{PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec};
+use agent_tools::Workspace;
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::SkillCatalog;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec::new(
+        "load_skill",
+        "Load the full instructions of a skill listed in the skills catalog. Do this before following a skill.",
+        ToolEffect::Read,
+        json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "minLength": 1, "description": "The skill's name as listed."}},
+            "required": ["name"]
+        }),
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    name: String,
+}
+
+/// Looks names up in the build-time catalog and re-checks the file against the workspace
+/// (the folder could have been swapped for a symlink since the scan).
+#[derive(Debug, Clone)]
+pub struct LoadSkill {
+    pub catalog: Arc<SkillCatalog>,
+    pub workspace: Workspace,
+}
+
+#[async_trait]
+impl ToolHandler for LoadSkill {
+    async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
+        let args: Args = parse_arguments(call)?;
+        let entry = self.catalog.get(&args.name).ok_or_else(|| {
+            let names: Vec<&str> = self
+                .catalog
+                .entries()
+                .iter()
+                .map(|e| e.name.as_str())
+                .collect();
+            ToolFailure::execution(format!(
+                "no skill named `{}`; available: {}",
+                args.name,
+                if names.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ))
+        })?;
+        let relative = self.workspace.relative(&entry.path);
+        let path = self.workspace.resolve(&relative)?;
+        let text = tokio::fs::read_to_string(&path).await.map_err(|err| {
+            ToolFailure::execution(format!("cannot read skill `{}`: {err}", args.name))
+        })?;
+        let (_, body) = agent_frontmatter::split(&text)
+            .map_err(|err| ToolFailure::execution(format!("skill `{}`: {err}", args.name)))?;
+        Ok(body.trim_start_matches('\n').to_string())
+    }
+}
