@@ -5,7 +5,7 @@
 set positional-arguments
 
 # Test targets shared by every chapter: the crates' own tests.
-crates := "-p agent-core -p agent-tools -p agent-openai"
+crates := "-p agent-core -p agent-tools -p agent-openai -p agent-frontmatter -p agent-skills -p agent-compaction"
 
 default:
     @just --list
@@ -38,6 +38,14 @@ ch05 *args:
 ch06 *args:
     cargo run -q -p agent-tutorial --bin ch06 -- "$@"
 
+# Chapter 7: skills.
+ch07 *args:
+    cargo run -q -p agent-tutorial --bin ch07 -- "$@"
+
+# Chapter 8: large-result artifacts and compaction.
+ch08 *args:
+    cargo run -q -p agent-tutorial --bin ch08 -- "$@"
+
 # The crates' tests, then the acceptance tests whose module names are given (offline).
 _test-chapter +modules:
     cargo test {{crates}}
@@ -66,6 +74,14 @@ test-ch05:
 # Chapter 6's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch06:
     @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06::
+
+# Chapter 7's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch07:
+    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07::
+
+# Chapter 8's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch08:
+    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08::
 
 # Every test in the workspace (offline, no credentials).
 test:

@@ -9,5 +9,7 @@ mod ch03;
 mod ch04;
 mod ch05;
 mod ch06;
+mod ch07;
+mod ch08;
 mod cli;
 mod support;

@@ -8,7 +8,11 @@ fn round(id: &str, result: &str) -> Vec<Message> {
     vec![
         Message::Assistant {
             content: None,
-            tool_calls: vec![ToolCall { id: id.into(), name: "read_file".into(), arguments: "{}".into() }],
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "read_file".into(),
+                arguments: "{}".into(),
+            }],
         },
         Message::tool_result(id, result),
     ]
@@ -17,7 +21,10 @@ fn round(id: &str, result: &str) -> Vec<Message> {
 fn history(rounds: usize) -> Vec<Message> {
     let mut messages = vec![Message::user("task")];
     for i in 0..rounds {
-        messages.extend(round(&format!("c{i}"), &format!("result {i} {}", "x".repeat(60))));
+        messages.extend(round(
+            &format!("c{i}"),
+            &format!("result {i} {}", "x".repeat(60)),
+        ));
     }
     messages.push(Message::assistant_text("done"));
     messages
@@ -27,7 +34,13 @@ fn texts(groups: Vec<Vec<Message>>) -> Vec<String> {
     groups
         .into_iter()
         .flatten()
-        .map(|m| format!("{} {}", m.role(), m.text().chars().take(80).collect::<String>()))
+        .map(|m| {
+            format!(
+                "{} {}",
+                m.role(),
+                m.text().chars().take(80).collect::<String>()
+            )
+        })
         .collect()
 }
 
@@ -51,7 +64,11 @@ fn snip_keeps_the_first_user_message_and_the_newest_groups() {
 #[test]
 fn micro_stubs_results_older_than_the_newest_groups() {
     let out: Vec<Message> = micro(groups(history(4)), 3).into_iter().flatten().collect();
-    let results: Vec<&str> = out.iter().filter(|m| m.role() == "tool").map(Message::text).collect();
+    let results: Vec<&str> = out
+        .iter()
+        .filter(|m| m.role() == "tool")
+        .map(Message::text)
+        .collect();
     assert_eq!(
         results,
         vec![
@@ -64,17 +81,27 @@ fn micro_stubs_results_older_than_the_newest_groups() {
 }
 
 fn call(id: &str) -> ToolCall {
-    ToolCall { id: id.into(), name: "bash".into(), arguments: "{}".into() }
+    ToolCall {
+        id: id.into(),
+        name: "bash".into(),
+        arguments: "{}".into(),
+    }
 }
 
 #[tokio::test]
 async fn large_results_are_persisted_and_previewed() {
     let dir = tempfile::tempdir().unwrap();
-    let store = ArtifactStore::new(Workspace::new(dir.path()).unwrap(), ArtifactConfig::default());
-    let big: String = (0..40_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let store = ArtifactStore::new(
+        Workspace::new(dir.path()).unwrap(),
+        ArtifactConfig::default(),
+    );
+    let big: String = (0..40_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
     let mut batch = vec![(call("c1"), big.clone()), (call("c2"), "small".to_string())];
     store.shape(&mut batch).await;
-    let saved = std::fs::read_to_string(dir.path().join(".agent_tutorial/artifacts/c1.txt")).unwrap();
+    let saved =
+        std::fs::read_to_string(dir.path().join(".agent_tutorial/artifacts/c1.txt")).unwrap();
     assert_eq!(saved, big);
     assert_eq!(
         batch[0].1,
@@ -90,7 +117,12 @@ async fn large_results_are_persisted_and_previewed() {
 #[tokio::test]
 async fn a_batch_over_its_budget_persists_the_largest_next() {
     let dir = tempfile::tempdir().unwrap();
-    let config = ArtifactConfig { max_result_bytes: 1_000, max_batch_bytes: 1_500, preview_head_bytes: 10, preview_tail_bytes: 10 };
+    let config = ArtifactConfig {
+        max_result_bytes: 1_000,
+        max_batch_bytes: 1_500,
+        preview_head_bytes: 10,
+        preview_tail_bytes: 10,
+    };
     let store = ArtifactStore::new(Workspace::new(dir.path()).unwrap(), config);
     let mut batch = vec![
         (call("a"), "a".repeat(900)),
@@ -98,7 +130,10 @@ async fn a_batch_over_its_budget_persists_the_largest_next() {
         (call("c"), "c".repeat(100)),
     ];
     store.shape(&mut batch).await;
-    let persisted: Vec<bool> = batch.iter().map(|(_, c)| c.starts_with("<persisted-tool-result")).collect();
+    let persisted: Vec<bool> = batch
+        .iter()
+        .map(|(_, c)| c.starts_with("<persisted-tool-result"))
+        .collect();
     assert_eq!(persisted, vec![true, false, false]);
     assert!(dir.path().join(".agent_tutorial/artifacts/a.txt").exists());
     assert!(!dir.path().join(".agent_tutorial/artifacts/b.txt").exists());

@@ -1,0 +1,109 @@
+//! Chapter 7: skills.
+
+use std::path::Path;
+
+use agent_core::ModelReply;
+use serde_json::json;
+
+use crate::support::{call, command, scripted_agent, tool_results, tool_round, workspace};
+
+/// Copies the shipped example skills into a workspace.
+pub fn install_example_skills(dir: &Path) {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/skills");
+    for skill in ["commit-message", "rust-test"] {
+        let to = dir.join("skills").join(skill);
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(examples.join(skill).join("SKILL.md"), to.join("SKILL.md")).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn the_catalog_is_in_the_system_prompt_and_load_skill_returns_the_body() {
+    let dir = workspace();
+    install_example_skills(dir.path());
+    let replies = vec![
+        tool_round(vec![
+            call("c1", "load_skill", json!({"name": "rust-test"})),
+            call("c2", "load_skill", json!({"name": "deploy"})),
+        ]),
+        ModelReply::text("ok"),
+    ];
+    let (mut agent, model) = scripted_agent(7, dir.path(), replies);
+    agent.run_turn("add a test").await.unwrap();
+    let system = model.requests()[0].messages[0].text().to_string();
+    let tail: Vec<&str> = system
+        .lines()
+        .rev()
+        .take(3)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert_eq!(
+        tail,
+        vec![
+            "Skills: each line below names a skill and what it is for. Load a skill's instructions with `load_skill` before you follow it.",
+            "- **commit-message**: Write a git commit message that says what changed and why",
+            "- **rust-test**: Add a focused Rust test that fails before the fix and passes after",
+        ]
+    );
+    let results = tool_results(agent.history());
+    assert!(
+        results[0].starts_with("c1: # Adding a Rust test\n\n1. Find the module under test"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(
+        results[1],
+        "c2: Error [tool_execution_error]: no skill named `deploy`; available: commit-message, rust-test"
+    );
+}
+
+#[tokio::test]
+async fn without_skills_the_prompt_says_so_and_a_new_skill_needs_a_rebuild() {
+    let dir = workspace();
+    let (agent, _m) = scripted_agent(7, dir.path(), vec![]);
+    let request = agent.preview_request("hi").await.unwrap();
+    assert!(
+        request.messages[0]
+            .text()
+            .ends_with("\n(No workspace skills are available.)")
+    );
+    // Added after the build: the catalog is the build-time snapshot.
+    install_example_skills(dir.path());
+    let request = agent.preview_request("hi").await.unwrap();
+    assert!(
+        request.messages[0]
+            .text()
+            .ends_with("\n(No workspace skills are available.)")
+    );
+    let (rebuilt, _m) = scripted_agent(7, dir.path(), vec![]);
+    assert_eq!(rebuilt.skills().entries().len(), 2);
+}
+
+#[test]
+fn a_bad_skill_is_skipped_with_a_warning_on_stderr() {
+    let dir = workspace();
+    install_example_skills(dir.path());
+    std::fs::create_dir_all(dir.path().join("skills/broken")).unwrap();
+    std::fs::write(
+        dir.path().join("skills/broken/SKILL.md"),
+        "no front matter\n",
+    )
+    .unwrap();
+    let out = command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "7"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "skipping skill skills/broken/SKILL.md: the file does not start with a `---` line"
+        ),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("- **commit-message**: Write a git commit message"));
+}

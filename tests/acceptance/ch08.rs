@@ -1,0 +1,220 @@
+//! Chapter 8: large-result artifacts and compaction.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_compaction::CompactionConfig;
+use agent_core::scripted::ScriptStep;
+use agent_core::{
+    Message, ModelClient, ModelError, ModelReply, ModelRequest, Profile, ScriptedModel,
+    validate_pairing,
+};
+use agent_tools::Workspace;
+use agent_tutorial::{AgentDeps, build_agent};
+use async_trait::async_trait;
+use serde_json::json;
+
+use agent_core::permissions::StaticApproval;
+
+use crate::support::{call, scripted_agent_with, tool_results, tool_round, workspace};
+
+#[tokio::test]
+async fn a_large_result_goes_to_an_artifact_and_the_history_keeps_a_preview() {
+    let dir = workspace();
+    let replies = vec![
+        tool_round(vec![call("c1", "bash", json!({"command": "seq 1 10000"}))]),
+        ModelReply::text("ok"),
+    ];
+    let (mut agent, _m) = scripted_agent_with(8, dir.path(), replies, |deps| {
+        deps.approval = Some(Arc::new(StaticApproval(true)));
+    });
+    agent.run_turn("count").await.unwrap();
+    let full: String = (1..=10_000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(full.len(), 48_894);
+    let saved =
+        std::fs::read_to_string(dir.path().join(".agent_tutorial/artifacts/c1.txt")).unwrap();
+    assert_eq!(saved, full);
+    let result = &tool_results(agent.history())[0];
+    assert!(result.starts_with("c1: <persisted-tool-result path=\".agent_tutorial/artifacts/c1.txt\" bytes=\"48894\">\n1\n2\n3\n"), "{result}");
+    assert!(
+        result.ends_with("9999\n10000\n\n</persisted-tool-result>"),
+        "{result}"
+    );
+    assert!(result.len() < 3_500);
+}
+
+/// Answers summary requests itself and everything else from the script, so a long session
+/// can be scripted without knowing when compaction kicks in.
+struct Router {
+    script: ScriptedModel,
+    summaries: AtomicUsize,
+    requests: std::sync::Mutex<Vec<ModelRequest>>,
+}
+
+#[async_trait]
+impl ModelClient for Router {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        if request.tools.is_empty() && request.messages[0].text().starts_with("You compress") {
+            let n = self.summaries.fetch_add(1, Ordering::SeqCst) + 1;
+            return Ok(ModelReply::text(format!(
+                "```json\n{{\"current_goal\": \"read everything\", \"key_findings\": [\"summary {n}\"], \"files_read_or_changed\": [\"notes.txt\"], \"remaining_work\": [], \"user_constraints\": []}}\n```"
+            )));
+        }
+        self.requests.lock().unwrap().push(request.clone());
+        self.script.complete(request).await
+    }
+}
+
+#[tokio::test]
+async fn a_long_session_keeps_every_request_paired_and_under_budget() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("big.txt"), "y".repeat(3_000)).unwrap();
+    let rounds = 64;
+    let mut replies: Vec<ModelReply> = (0..rounds)
+        .map(|i| {
+            tool_round(vec![call(
+                &format!("c{i}"),
+                "read_file",
+                json!({"path": "big.txt"}),
+            )])
+        })
+        .collect();
+    replies.push(ModelReply::text("read it 64 times"));
+    let router = Arc::new(Router {
+        script: ScriptedModel::replies(replies),
+        summaries: AtomicUsize::new(0),
+        requests: std::sync::Mutex::new(Vec::new()),
+    });
+    let mut deps = AgentDeps::new(router.clone(), Workspace::new(dir.path()).unwrap());
+    deps.compaction = CompactionConfig {
+        byte_budget: 8_000,
+        ..CompactionConfig::default()
+    };
+    deps.max_turns = 100;
+    let mut agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
+    let outcome = agent.run_turn("read big.txt many times").await.unwrap();
+    assert_eq!(outcome.final_text, "read it 64 times");
+    router.script.finish().unwrap();
+
+    let requests = router.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), rounds + 1);
+    for (i, request) in requests.iter().enumerate() {
+        assert_eq!(validate_pairing(&request.messages), Ok(()), "request {i}");
+        let bytes: usize = request.messages.iter().map(|m| m.text().len()).sum();
+        assert!(bytes < 30_000, "request {i} has {bytes} bytes");
+    }
+    // The stored history is canonical: every round, every full result.
+    assert_eq!(agent.history().len(), 2 + 2 * rounds);
+    assert_eq!(tool_results(agent.history())[0].len(), "c0: ".len() + 3_000);
+    // The first request over budget was summarized; from then on each new prefix once.
+    let summaries = router.summaries.load(Ordering::SeqCst);
+    assert_eq!(summaries, agent.summaries_made());
+    assert!(summaries > 0);
+    let last = requests.last().unwrap();
+    let summary_messages: Vec<&Message> = last
+        .messages
+        .iter()
+        .filter(|m| m.text().starts_with("<conversation-summary>"))
+        .collect();
+    assert_eq!(summary_messages.len(), 1);
+    assert!(
+        summary_messages[0]
+            .text()
+            .contains(&format!("\"summary {summaries}\""))
+    );
+    let transcripts = std::fs::read_dir(dir.path().join(".agent_tutorial/transcripts"))
+        .unwrap()
+        .count();
+    assert_eq!(transcripts, summaries);
+}
+
+#[tokio::test]
+async fn an_unchanged_prefix_is_not_summarized_twice() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("big.txt"), "y".repeat(3_000)).unwrap();
+    let replies: Vec<ModelReply> = (0..10)
+        .map(|i| {
+            tool_round(vec![call(
+                &format!("c{i}"),
+                "read_file",
+                json!({"path": "big.txt"}),
+            )])
+        })
+        .chain([ModelReply::text("done")])
+        .collect();
+    let router = Arc::new(Router {
+        script: ScriptedModel::replies(replies),
+        summaries: AtomicUsize::new(0),
+        requests: std::sync::Mutex::new(Vec::new()),
+    });
+    let mut deps = AgentDeps::new(router.clone(), Workspace::new(dir.path()).unwrap());
+    deps.compaction = CompactionConfig {
+        byte_budget: 10_000,
+        ..CompactionConfig::default()
+    };
+    let mut agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
+    agent.run_turn("go").await.unwrap();
+    let after_turn = agent.summaries_made();
+    // Building the next request twice for the same history: the prefix is the same both times.
+    agent.preview_request("next").await.unwrap();
+    let once = agent.summaries_made();
+    agent.preview_request("next").await.unwrap();
+    assert_eq!(agent.summaries_made(), once);
+    assert!(once <= after_turn + 1);
+}
+
+#[tokio::test]
+async fn prompt_too_long_compacts_once_and_retries_once() {
+    let dir = workspace();
+    let mut steps: Vec<ScriptStep> = (0..6)
+        .map(|i| {
+            ScriptStep::Reply(tool_round(vec![call(
+                &format!("c{i}"),
+                "glob",
+                json!({"pattern": "*"}),
+            )]))
+        })
+        .collect();
+    steps.push(ScriptStep::Fail(ModelError::PromptTooLong {
+        message: "too long".into(),
+    }));
+    steps.push(ScriptStep::Reply(ModelReply::text("after retry")));
+    steps.push(ScriptStep::Fail(ModelError::PromptTooLong {
+        message: "too long".into(),
+    }));
+    steps.push(ScriptStep::Fail(ModelError::PromptTooLong {
+        message: "still too long".into(),
+    }));
+    let model = Arc::new(ScriptedModel::new(steps));
+    let deps = AgentDeps::new(model.clone(), Workspace::new(dir.path()).unwrap());
+    let mut agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
+    assert_eq!(
+        agent.run_turn("go").await.unwrap().final_text,
+        "after retry"
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 8);
+    // The retry kept the system prompt, the first user message, a marker and the newest 2 groups.
+    let retry: Vec<&str> = requests[7].messages.iter().map(|m| m.role()).collect();
+    assert_eq!(
+        retry,
+        vec![
+            "system",
+            "user",
+            "system",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool"
+        ]
+    );
+    assert_eq!(requests[6].messages.len(), 15);
+
+    // A second overflow on the retry is an error: one retry only.
+    let err = agent.run_turn("again").await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the prompt is too long for the model: still too long"
+    );
+    model.finish().unwrap();
+}
