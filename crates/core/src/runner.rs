@@ -241,12 +241,10 @@ impl AgentRunner {
 
             if reply.tool_calls.is_empty() {
                 let text = reply.content.unwrap_or_default();
-                if !stop_forced {
-                    if let Some(message) = self.hooks.stop(&text).await {
-                        stop_forced = true;
-                        history.push(Message::user(message));
-                        continue;
-                    }
+                if !stop_forced && let Some(message) = self.hooks.stop(&text).await {
+                    stop_forced = true;
+                    history.push(Message::user(message));
+                    continue;
                 }
                 info!(requests, tool_calls, "turn finished");
                 return Ok(TurnOutcome {

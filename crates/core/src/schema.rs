@@ -80,34 +80,34 @@ fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
             type_name(value)
         ));
     }
-    if let Some(options) = node.get("enum").and_then(Value::as_array) {
-        if !options.contains(value) {
-            let list: Vec<String> = options.iter().map(Value::to_string).collect();
-            return Err(format!("{at}: expected one of {}", list.join(", ")));
-        }
+    if let Some(options) = node.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        let list: Vec<String> = options.iter().map(Value::to_string).collect();
+        return Err(format!("{at}: expected one of {}", list.join(", ")));
     }
     match value {
         Value::Object(map) => validate_object(node, map, at),
         Value::Array(items) => validate_array(node, items, at),
         Value::String(s) => {
-            if let Some(min) = node.get("minLength").and_then(Value::as_u64) {
-                if (s.chars().count() as u64) < min {
-                    return Err(format!("{at}: must be at least {min} characters"));
-                }
+            if let Some(min) = node.get("minLength").and_then(Value::as_u64)
+                && (s.chars().count() as u64) < min
+            {
+                return Err(format!("{at}: must be at least {min} characters"));
             }
             Ok(())
         }
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
-            if let Some(min) = node.get("minimum").and_then(Value::as_f64) {
-                if x < min {
-                    return Err(format!("{at}: must be >= {min}"));
-                }
+            if let Some(min) = node.get("minimum").and_then(Value::as_f64)
+                && x < min
+            {
+                return Err(format!("{at}: must be >= {min}"));
             }
-            if let Some(max) = node.get("maximum").and_then(Value::as_f64) {
-                if x > max {
-                    return Err(format!("{at}: must be <= {max}"));
-                }
+            if let Some(max) = node.get("maximum").and_then(Value::as_f64)
+                && x > max
+            {
+                return Err(format!("{at}: must be <= {max}"));
             }
             Ok(())
         }
@@ -146,15 +146,15 @@ fn validate_object(
 
 fn validate_array(node: &Map<String, Value>, items: &[Value], at: &str) -> Result<(), String> {
     let len = items.len() as u64;
-    if let Some(max) = node.get("maxItems").and_then(Value::as_u64) {
-        if len > max {
-            return Err(format!("{at}: at most {max} items allowed, got {len}"));
-        }
+    if let Some(max) = node.get("maxItems").and_then(Value::as_u64)
+        && len > max
+    {
+        return Err(format!("{at}: at most {max} items allowed, got {len}"));
     }
-    if let Some(min) = node.get("minItems").and_then(Value::as_u64) {
-        if len < min {
-            return Err(format!("{at}: at least {min} items required, got {len}"));
-        }
+    if let Some(min) = node.get("minItems").and_then(Value::as_u64)
+        && len < min
+    {
+        return Err(format!("{at}: at least {min} items required, got {len}"));
     }
     if let Some(item_schema) = node.get("items") {
         for (i, item) in items.iter().enumerate() {

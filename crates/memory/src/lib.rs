@@ -1,0 +1,18 @@
+//! `agent-memory` (chapter 9): what the agent remembers between sessions.
+//!
+//! - [`store`]: `MemoryStore`, the `.memory/` folder — one Markdown file per record, the
+//!   `MEMORY.md` index as the single source of truth, atomic locked writes that lose nothing.
+//! - [`session`]: `MemorySession`, which selects records before a turn, hands them to the
+//!   request, and extracts and consolidates after it. `emit_context_messages` decides who
+//!   shows the selection to the model: the session itself as a system message (chapter 9), or
+//!   the dynamic system prompt (chapter 10).
+//! - [`keywords`]: the deterministic fallback selector (CJK-aware).
+
+pub mod keywords;
+pub mod record;
+pub mod session;
+pub mod store;
+
+pub use record::{MemoryRecord, MemoryType, render_block};
+pub use session::{CONSOLIDATE_AT, MAX_SELECTED, MemorySession, TurnReport};
+pub use store::{Fault, MAX_BYTES, MAX_LINES, MEMORY_DIR, MemoryError, MemoryStore};

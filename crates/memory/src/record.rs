@@ -1,0 +1,132 @@
+//! One memory record and its file format.
+
+use serde::{Deserialize, Serialize};
+
+/// What a record is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryType {
+    /// Who the user is and how they like to work.
+    User,
+    /// Corrections and confirmations the user gave.
+    Feedback,
+    /// Facts about this project.
+    Project,
+    /// Where to find things.
+    Reference,
+}
+
+impl MemoryType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Feedback => "feedback",
+            Self::Project => "project",
+            Self::Reference => "reference",
+        }
+    }
+}
+
+/// The front matter of a record file: exactly these three fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    pub name: String,
+    pub description: String,
+    #[serde(rename = "type")]
+    pub kind: MemoryType,
+}
+
+/// A record as the model writes it and the prompt shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRecord {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: MemoryType,
+    pub description: String,
+    pub body: String,
+}
+
+impl MemoryRecord {
+    pub fn new(name: &str, kind: MemoryType, description: &str, body: &str) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            description: description.into(),
+            body: body.into(),
+        }
+    }
+
+    /// Checks the fields the way the store will: a slug name, a one-line description.
+    pub fn validate(&self) -> Result<(), String> {
+        let slug = !self.name.is_empty()
+            && self.name.len() <= 64
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !slug {
+            return Err(format!(
+                "name `{}` must be a slug (a-z, 0-9, -, _; at most 64 characters)",
+                self.name
+            ));
+        }
+        let description = self.description.trim();
+        if description.is_empty() || description.contains('\n') {
+            return Err(format!(
+                "record `{}`: description must be one non-empty line",
+                self.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// The file text: front matter, a blank line, the body.
+    pub fn to_file_text(&self) -> Result<String, String> {
+        let header = Header {
+            name: self.name.clone(),
+            description: self.description.trim().to_string(),
+            kind: self.kind,
+        };
+        let mut text =
+            agent_frontmatter::render(&header, self.body.trim()).map_err(|e| e.to_string())?;
+        text.push('\n');
+        Ok(text)
+    }
+
+    /// Parses a record file.
+    pub fn from_file_text(text: &str) -> Result<Self, String> {
+        let (header, body): (Header, &str) =
+            agent_frontmatter::parse(text).map_err(|e| e.to_string())?;
+        Ok(Self {
+            name: header.name,
+            kind: header.kind,
+            description: header.description,
+            body: body.trim().to_string(),
+        })
+    }
+
+    /// `## <name> (<type>)`, the description, the body: one entry of the rendered block.
+    pub fn render(&self) -> String {
+        format!(
+            "## {} ({})\n{}\n{}",
+            self.name,
+            self.kind.as_str(),
+            self.description,
+            self.body
+        )
+    }
+}
+
+/// The block selected records render as, in P09's message and P10's `## memory` section.
+pub fn render_block(records: &[MemoryRecord]) -> Option<String> {
+    if records.is_empty() {
+        return None;
+    }
+    let entries: Vec<String> = records.iter().map(MemoryRecord::render).collect();
+    Some(format!(
+        "<relevant_memories>\n{}\n</relevant_memories>",
+        entries.join("\n\n")
+    ))
+}

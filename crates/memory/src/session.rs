@@ -1,0 +1,336 @@
+//! `MemorySession`: memory around one conversation — select before the turn, inject before
+//! each request (chapter 9 only), extract and consolidate after the turn.
+//!
+//! Memory failures are recorded in [`MemorySession::last_error`] and never break the user's
+//! answer: a memory that could not be read or written is worse than none only if it crashes
+//! the agent.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_core::{Message, ModelClient, ModelRequest};
+use serde::Deserialize;
+
+use crate::keywords;
+use crate::record::{MemoryRecord, render_block};
+use crate::store::MemoryStore;
+
+/// At most this many records are selected per turn.
+pub const MAX_SELECTED: usize = 5;
+/// From this many records on, the set is consolidated after a turn.
+pub const CONSOLIDATE_AT: usize = 10;
+
+const SELECT_PROMPT: &str = include_str!("select_prompt.md");
+const EXTRACT_PROMPT: &str = include_str!("extract_prompt.md");
+const CONSOLIDATE_PROMPT: &str = include_str!("consolidate_prompt.md");
+
+#[derive(Debug, Default)]
+struct State {
+    selected: Vec<MemoryRecord>,
+    extracted: Vec<String>,
+    last_error: Option<String>,
+}
+
+/// What happened in the memory of the last turn, for the CLI to show.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnReport {
+    pub selected: Vec<String>,
+    pub extracted: Vec<String>,
+    pub error: Option<String>,
+}
+
+pub struct MemorySession {
+    store: MemoryStore,
+    model: Arc<dyn ModelClient>,
+    emit_context_messages: bool,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for MemorySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemorySession")
+            .field("emit_context_messages", &self.emit_context_messages)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Consolidation {
+    source_names: Vec<String>,
+    records: Vec<MemoryRecord>,
+}
+
+/// The JSON value in a model reply: the reply itself, or the part between the first opening
+/// and the last closing bracket (models like code fences).
+fn json_part(reply: &str, open: char, close: char) -> &str {
+    match (reply.find(open), reply.rfind(close)) {
+        (Some(start), Some(end)) if end > start => &reply[start..=end],
+        _ => reply.trim(),
+    }
+}
+
+fn transcript(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::Assistant {
+                content,
+                tool_calls,
+            } => {
+                let mut line = format!("assistant: {}", content.as_deref().unwrap_or(""));
+                for call in tool_calls {
+                    line.push_str(&format!("\n  called {} {}", call.name, call.arguments));
+                }
+                line
+            }
+            Message::Tool { content, .. } => {
+                let cut: String = content.chars().take(500).collect();
+                format!("tool result: {cut}")
+            }
+            other => format!("{}: {}", other.role(), other.text()),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl MemorySession {
+    /// `emit_context_messages`: chapter 9 injects the selected block as its own system message
+    /// (true); chapter 10 renders it into the system prompt instead (false).
+    pub fn new(
+        store: MemoryStore,
+        model: Arc<dyn ModelClient>,
+        emit_context_messages: bool,
+    ) -> Self {
+        Self {
+            store,
+            model,
+            emit_context_messages,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    pub fn store(&self) -> &MemoryStore {
+        &self.store
+    }
+
+    pub fn emits_context_messages(&self) -> bool {
+        self.emit_context_messages
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn record_error(&self, error: String) {
+        tracing::warn!("memory: {error}");
+        self.state().last_error = Some(error);
+    }
+
+    /// The records selected for the current turn.
+    pub fn selected(&self) -> Vec<MemoryRecord> {
+        self.state().selected.clone()
+    }
+
+    /// The selected records as the `<relevant_memories>` block, if any.
+    pub fn render_selected(&self) -> Option<String> {
+        render_block(&self.state().selected)
+    }
+
+    pub fn last_error(&self) -> Option<String> {
+        self.state().last_error.clone()
+    }
+
+    pub fn report(&self) -> TurnReport {
+        let state = self.state();
+        TurnReport {
+            selected: state.selected.iter().map(|r| r.name.clone()).collect(),
+            extracted: state.extracted.clone(),
+            error: state.last_error.clone(),
+        }
+    }
+
+    /// Loads the records and selects up to five for `query`: by a model call without tools,
+    /// or, when that fails or answers nonsense, by keyword overlap.
+    pub async fn begin_turn(&self, query: &str) {
+        {
+            let mut state = self.state();
+            state.selected.clear();
+            state.extracted.clear();
+            state.last_error = None;
+        }
+        let records = match self.store.load() {
+            Ok(records) => records,
+            Err(err) => return self.record_error(format!("cannot load memories: {err}")),
+        };
+        if records.is_empty() {
+            return;
+        }
+        let selected = match self.ask_selector(query, &records).await {
+            Ok(names) => names
+                .iter()
+                .filter_map(|n| records.iter().find(|r| &r.name == n).cloned())
+                .collect(),
+            Err(err) => {
+                self.record_error(format!("selector failed, used keyword fallback: {err}"));
+                keywords::select(query, &records, MAX_SELECTED)
+                    .into_iter()
+                    .cloned()
+                    .collect()
+            }
+        };
+        self.state().selected = selected;
+    }
+
+    async fn ask_selector(
+        &self,
+        query: &str,
+        records: &[MemoryRecord],
+    ) -> Result<Vec<String>, String> {
+        let list: Vec<String> = records
+            .iter()
+            .map(|r| format!("{}: {}", r.name, r.description))
+            .collect();
+        let request = ModelRequest {
+            messages: vec![
+                Message::system(SELECT_PROMPT.trim()),
+                Message::user(format!(
+                    "Message:\n{query}\n\nMemories:\n{}",
+                    list.join("\n")
+                )),
+            ],
+            tools: Vec::new(),
+        };
+        let reply = self
+            .model
+            .complete(&request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let text = reply.content.unwrap_or_default();
+        let names: Vec<String> = serde_json::from_str(json_part(&text, '[', ']'))
+            .map_err(|e| format!("the reply is not a JSON array of names ({e})"))?;
+        if names.len() > MAX_SELECTED {
+            return Err(format!(
+                "{} names selected, at most {MAX_SELECTED} allowed",
+                names.len()
+            ));
+        }
+        if let Some(unknown) = names
+            .iter()
+            .find(|n| !records.iter().any(|r| &r.name == *n))
+        {
+            return Err(format!("`{unknown}` is not a saved memory"));
+        }
+        Ok(names)
+    }
+
+    /// The block as a system message for this request only — when `emit_context_messages`.
+    pub fn before_model(&self) -> Option<Message> {
+        if !self.emit_context_messages {
+            return None;
+        }
+        self.render_selected().map(Message::system)
+    }
+
+    /// After the turn: extracts new records from `turn` (the messages of this turn) and, at
+    /// [`CONSOLIDATE_AT`] or more records, consolidates. Failures are recorded, not returned.
+    pub async fn complete(&self, turn: &[Message]) {
+        let existing = match self.store.load() {
+            Ok(records) => records,
+            Err(err) => return self.record_error(format!("cannot load memories: {err}")),
+        };
+        match self.extract(turn, &existing).await {
+            Ok(records) if records.is_empty() => {}
+            Ok(records) => {
+                let names: Vec<String> = records.iter().map(|r| r.name.clone()).collect();
+                match self.store.upsert(records) {
+                    Ok(()) => self.state().extracted = names,
+                    Err(err) => {
+                        return self.record_error(format!("cannot save extracted memories: {err}"));
+                    }
+                }
+            }
+            Err(err) => {
+                return self.record_error(format!("extraction failed, nothing saved: {err}"));
+            }
+        }
+        if let Err(err) = self.consolidate_if_needed().await {
+            self.record_error(format!("consolidation failed, memories unchanged: {err}"));
+        }
+    }
+
+    async fn extract(
+        &self,
+        turn: &[Message],
+        existing: &[MemoryRecord],
+    ) -> Result<Vec<MemoryRecord>, String> {
+        let known: Vec<String> = existing
+            .iter()
+            .map(|r| format!("- {}: {}", r.name, r.description))
+            .collect();
+        let request = ModelRequest {
+            messages: vec![
+                Message::system(EXTRACT_PROMPT.trim()),
+                Message::user(format!(
+                    "Existing memories:\n{}\n\nConversation:\n{}",
+                    if known.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        known.join("\n")
+                    },
+                    transcript(turn)
+                )),
+            ],
+            tools: Vec::new(),
+        };
+        let reply = self
+            .model
+            .complete(&request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let text = reply.content.unwrap_or_default();
+        let records: Vec<MemoryRecord> = serde_json::from_str(json_part(&text, '[', ']'))
+            .map_err(|e| format!("the reply is not valid: {e}"))?;
+        for record in &records {
+            record.validate()?;
+        }
+        Ok(records)
+    }
+
+    async fn consolidate_if_needed(&self) -> Result<(), String> {
+        let version = self.store.version().map_err(|e| e.to_string())?;
+        let records = self.store.load().map_err(|e| e.to_string())?;
+        if records.len() < CONSOLIDATE_AT {
+            return Ok(());
+        }
+        let request = ModelRequest {
+            messages: vec![
+                Message::system(CONSOLIDATE_PROMPT.trim()),
+                Message::user(serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?),
+            ],
+            tools: Vec::new(),
+        };
+        let reply = self
+            .model
+            .complete(&request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let text = reply.content.unwrap_or_default();
+        let plan: Consolidation = serde_json::from_str(json_part(&text, '{', '}'))
+            .map_err(|e| format!("the reply is not valid: {e}"))?;
+        if let Some(unknown) = plan
+            .source_names
+            .iter()
+            .find(|n| !records.iter().any(|r| &r.name == *n))
+        {
+            return Err(format!("`{unknown}` in source_names is not a saved memory"));
+        }
+        for record in &plan.records {
+            record.validate()?;
+        }
+        // Replacements are committed before the sources go, in one commit, and only if the
+        // set is still the one the model saw.
+        self.store
+            .replace(&plan.source_names, plan.records, &version)
+            .map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,2 @@
+mod session;
+mod store;

@@ -1,0 +1,177 @@
+use std::sync::Arc;
+
+use agent_core::scripted::ScriptStep;
+use agent_core::{Message, ModelError, ModelReply, ScriptedModel};
+use agent_memory::{MemoryRecord, MemorySession, MemoryStore, MemoryType};
+use agent_tools::Workspace;
+
+fn setup(
+    steps: Vec<ScriptStep>,
+    emit: bool,
+) -> (tempfile::TempDir, Arc<ScriptedModel>, MemorySession) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let model = Arc::new(ScriptedModel::new(steps));
+    let session = MemorySession::new(MemoryStore::open(&ws), model.clone(), emit);
+    (dir, model, session)
+}
+
+fn reply(text: &str) -> ScriptStep {
+    ScriptStep::Reply(ModelReply::text(text))
+}
+
+fn seed(session: &MemorySession) {
+    session
+        .store()
+        .upsert(vec![
+            MemoryRecord::new(
+                "indent-style",
+                MemoryType::User,
+                "The user indents Rust with tabs",
+                "Use tabs, width 4.",
+            ),
+            MemoryRecord::new(
+                "deploy",
+                MemoryType::Project,
+                "Deploys go through staging",
+                "Run `make stage` first.",
+            ),
+        ])
+        .unwrap();
+}
+
+#[tokio::test]
+async fn the_selector_picks_and_the_block_renders_once() {
+    let (_d, model, session) = setup(vec![reply("```json\n[\"indent-style\"]\n```")], true);
+    seed(&session);
+    session.begin_turn("format main.rs").await;
+    assert_eq!(session.last_error(), None);
+    assert_eq!(
+        session.render_selected().unwrap(),
+        "<relevant_memories>\n## indent-style (user)\nThe user indents Rust with tabs\nUse tabs, width 4.\n</relevant_memories>"
+    );
+    assert_eq!(
+        session.before_model(),
+        Some(Message::system(session.render_selected().unwrap()))
+    );
+    // The selector is a model call without tools.
+    assert!(model.requests()[0].tools.is_empty());
+    model.finish().unwrap();
+}
+
+#[tokio::test]
+async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
+    let cases = [
+        (
+            ScriptStep::Fail(ModelError::Server {
+                status: 500,
+                message: "down".into(),
+            }),
+            "selector failed, used keyword fallback: the model server failed (HTTP 500): down",
+        ),
+        (
+            reply("indent-style please"),
+            "selector failed, used keyword fallback: the reply is not a JSON array of names (expected value at line 1 column 1)",
+        ),
+        (
+            reply("[\"nope\"]"),
+            "selector failed, used keyword fallback: `nope` is not a saved memory",
+        ),
+    ];
+    for (step, error) in cases {
+        let (_d, _m, session) = setup(vec![step], true);
+        seed(&session);
+        session.begin_turn("how do I indent Rust?").await;
+        assert_eq!(session.last_error().as_deref(), Some(error));
+        let names: Vec<String> = session.selected().into_iter().map(|r| r.name).collect();
+        assert_eq!(names, vec!["indent-style"]);
+    }
+}
+
+#[tokio::test]
+async fn chapter_10_mode_selects_but_emits_nothing() {
+    let (_d, _m, session) = setup(vec![reply("[\"deploy\"]")], false);
+    seed(&session);
+    session.begin_turn("ship it").await;
+    assert_eq!(session.selected().len(), 1);
+    assert_eq!(session.before_model(), None);
+}
+
+#[tokio::test]
+async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
+    let turn = vec![
+        Message::user("I always want tabs"),
+        Message::assistant_text("Noted."),
+    ];
+    let good = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "The user wants tabs."}]"#;
+    let (_d, model, session) = setup(vec![reply(good)], true);
+    session.complete(&turn).await;
+    assert_eq!(session.last_error(), None);
+    assert_eq!(session.report().extracted, vec!["tabs"]);
+    assert_eq!(
+        session.store().load().unwrap(),
+        vec![MemoryRecord::new(
+            "tabs",
+            MemoryType::Feedback,
+            "Use tabs",
+            "The user wants tabs."
+        )]
+    );
+    assert!(model.requests()[0].tools.is_empty());
+
+    let garbage = [
+        (
+            "not json at all",
+            "extraction failed, nothing saved: the reply is not valid: expected ident at line 1 column 2",
+        ),
+        (
+            r#"[{"name": "x", "type": "feeling", "description": "d", "body": "b"}]"#,
+            "extraction failed, nothing saved: the reply is not valid: unknown variant `feeling`, expected one of `user`, `feedback`, `project`, `reference` at line 1 column 32",
+        ),
+        (
+            r#"[{"name": "x", "type": "user", "description": "d"}]"#,
+            "extraction failed, nothing saved: the reply is not valid: missing field `body` at line 1 column 50",
+        ),
+        (
+            r#"[{"name": "x", "type": "user", "description": "d", "body": "b", "extra": 1}]"#,
+            "extraction failed, nothing saved: the reply is not valid: unknown field `extra`, expected one of `name`, `type`, `description`, `body` at line 1 column 71",
+        ),
+    ];
+    for (text, error) in garbage {
+        let (dir, _m, session) = setup(vec![reply(text)], true);
+        session.complete(&turn).await;
+        assert_eq!(session.last_error().as_deref(), Some(error));
+        assert!(!dir.path().join(".memory/MEMORY.md").exists());
+    }
+}
+
+#[tokio::test]
+async fn ten_records_are_consolidated_sources_deleted_after_the_replacement() {
+    let records: Vec<String> = (0..10).map(|i| format!(r#"{{"name": "fact-{i}", "type": "project", "description": "Fact {i}", "body": "b"}}"#)).collect();
+    let extraction = format!("[{}]", records.join(","));
+    let consolidation = r#"{"source_names": ["fact-0", "fact-1", "fact-2"], "records": [{"name": "facts-0-2", "type": "project", "description": "Facts 0 to 2", "body": "merged"}]}"#;
+    let (_d, model, session) = setup(vec![reply(&extraction), reply(consolidation)], true);
+    session.complete(&[Message::user("x")]).await;
+    assert_eq!(session.last_error(), None);
+    let names: Vec<String> = session
+        .store()
+        .load()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "fact-3",
+            "fact-4",
+            "fact-5",
+            "fact-6",
+            "fact-7",
+            "fact-8",
+            "fact-9",
+            "facts-0-2"
+        ]
+    );
+    model.finish().unwrap();
+}

@@ -1,0 +1,209 @@
+use std::collections::BTreeMap;
+
+use agent_memory::{Fault, MemoryError, MemoryRecord, MemoryStore, MemoryType};
+use agent_tools::Workspace;
+
+fn rec(name: &str) -> MemoryRecord {
+    MemoryRecord::new(
+        name,
+        MemoryType::Project,
+        &format!("About {name}"),
+        &format!("Body of {name}."),
+    )
+}
+
+fn setup() -> (tempfile::TempDir, MemoryStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = MemoryStore::open(&Workspace::new(dir.path()).unwrap());
+    (dir, store)
+}
+
+/// Every file in `.memory`, name → content: the whole on-disk state, to compare before/after.
+fn snapshot(dir: &std::path::Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir.join(".memory"))
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.file_name() != ".lock")
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read_to_string(e.path()).unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn records_round_trip_through_files_and_the_index() {
+    let (dir, store) = setup();
+    assert_eq!(store.load().unwrap(), vec![]);
+    store.upsert(vec![rec("alpha"), rec("beta")]).unwrap();
+    assert_eq!(store.load().unwrap(), vec![rec("alpha"), rec("beta")]);
+    let files = snapshot(dir.path());
+    let index = &files["MEMORY.md"];
+    let lines: Vec<&str> = index.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].starts_with("- [alpha](alpha-") && lines[0].ends_with(".md) - About alpha"),
+        "{index}"
+    );
+    let alpha_file = lines[0]
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap();
+    assert_eq!(
+        files[alpha_file],
+        "---\nname: alpha\ndescription: About alpha\ntype: project\n---\n\nBody of alpha.\n"
+    );
+    // Upserting a name replaces the record and removes its old file.
+    let mut changed = rec("alpha");
+    changed.body = "New body.".into();
+    store.upsert(vec![changed.clone()]).unwrap();
+    assert_eq!(store.load().unwrap(), vec![rec("beta"), changed]);
+    assert_eq!(snapshot(dir.path()).len(), 3);
+    store.forget("beta").unwrap();
+    assert_eq!(store.load().unwrap().len(), 1);
+    assert!(matches!(
+        store.forget("beta"),
+        Err(MemoryError::NotFound(_))
+    ));
+}
+
+#[test]
+fn bounds_are_checked_on_write_and_on_read() {
+    let (dir, store) = setup();
+    store.upsert(vec![rec("alpha")]).unwrap();
+    let before = snapshot(dir.path());
+    let mut big = rec("big");
+    big.body = "line\n".repeat(250);
+    let err = store.upsert(vec![big]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "record `big` is too large: 256 lines, 1306 bytes (limit 200 lines, 4096 bytes)"
+    );
+    assert_eq!(snapshot(dir.path()), before);
+
+    // A file grown too large by hand is refused when read.
+    let file = before
+        .keys()
+        .find(|k| k.starts_with("alpha-"))
+        .unwrap()
+        .clone();
+    std::fs::write(dir.path().join(".memory").join(&file), "x".repeat(5000)).unwrap();
+    let err = store.load().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("{file} is too large: 1 lines, 5000 bytes (limit 200 lines, 4096 bytes)")
+    );
+}
+
+#[test]
+fn a_write_that_fails_at_any_step_before_the_commit_leaves_the_old_set() {
+    for fault in [Fault::WriteRecord, Fault::WriteIndex, Fault::RenameIndex] {
+        let (dir, store) = setup();
+        store.upsert(vec![rec("alpha"), rec("beta")]).unwrap();
+        let before = snapshot(dir.path());
+        store.inject_fault(Some(fault));
+        let err = store.upsert(vec![rec("gamma"), rec("alpha")]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(".memory: injected fault at {fault:?}")
+        );
+        assert_eq!(snapshot(dir.path()), before, "{fault:?}");
+        store.inject_fault(None);
+        assert_eq!(store.load().unwrap(), vec![rec("alpha"), rec("beta")]);
+    }
+}
+
+#[test]
+fn a_failure_after_the_commit_keeps_the_new_set() {
+    let (dir, store) = setup();
+    store.upsert(vec![rec("alpha")]).unwrap();
+    store.inject_fault(Some(Fault::DeleteOld));
+    store.upsert(vec![rec("alpha"), rec("beta")]).unwrap();
+    assert_eq!(store.load().unwrap(), vec![rec("alpha"), rec("beta")]);
+    // The old alpha file is an orphan: on disk, not in the set.
+    assert_eq!(snapshot(dir.path()).len(), 4);
+}
+
+#[test]
+fn orphan_files_are_not_part_of_the_set() {
+    let (dir, store) = setup();
+    store.upsert(vec![rec("alpha")]).unwrap();
+    std::fs::write(
+        dir.path().join(".memory/ghost-1234.md"),
+        rec("ghost").to_file_text().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(store.load().unwrap(), vec![rec("alpha")]);
+}
+
+#[test]
+fn replace_aborts_when_the_set_changed() {
+    let (dir, store) = setup();
+    store.upsert(vec![rec("alpha"), rec("beta")]).unwrap();
+    let seen = store.version().unwrap();
+    store.upsert(vec![rec("gamma")]).unwrap();
+    let before = snapshot(dir.path());
+    let err = store
+        .replace(&["alpha".into(), "beta".into()], vec![rec("merged")], &seen)
+        .unwrap_err();
+    assert!(matches!(err, MemoryError::Changed));
+    assert_eq!(snapshot(dir.path()), before);
+    let now = store.version().unwrap();
+    store
+        .replace(&["alpha".into(), "beta".into()], vec![rec("merged")], &now)
+        .unwrap();
+    assert_eq!(store.load().unwrap(), vec![rec("gamma"), rec("merged")]);
+}
+
+#[test]
+fn invalid_records_are_rejected_before_anything_is_written() {
+    let (dir, store) = setup();
+    let err = store
+        .upsert(vec![rec("ok"), rec("Not A Slug")])
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Not A Slug is not valid: name `Not A Slug` must be a slug (a-z, 0-9, -, _; at most 64 characters)"
+    );
+    assert!(snapshot(dir.path()).is_empty());
+}
+
+#[test]
+fn a_memory_folder_linked_outside_is_refused() {
+    let (dir, store) = setup();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join(".memory")).unwrap();
+    let err = store.upsert(vec![rec("alpha")]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the memory folder is not usable: `.memory` resolves outside the workspace"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn concurrent_writers_lose_nothing() {
+    let (dir, _store) = setup();
+    let ws = Workspace::new(dir.path()).unwrap();
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let ws = ws.clone();
+            scope.spawn(move || {
+                // Separate stores: only the file lock serialises them, as between processes.
+                let store = MemoryStore::open(&ws);
+                for i in 0..5 {
+                    store.upsert(vec![rec(&format!("t{t}-{i}"))]).unwrap();
+                }
+            });
+        }
+    });
+    let store = MemoryStore::open(&ws);
+    assert_eq!(store.load().unwrap().len(), 20);
+}
