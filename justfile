@@ -5,7 +5,7 @@
 set positional-arguments
 
 # Test targets shared by every chapter: the crates' own tests.
-crates := "-p agent-core -p agent-tools -p agent-openai -p agent-frontmatter -p agent-skills -p agent-compaction"
+crates := "-p agent-core -p agent-tools -p agent-openai -p agent-frontmatter -p agent-skills -p agent-compaction -p agent-memory"
 
 default:
     @just --list
@@ -46,6 +46,10 @@ ch07 *args:
 ch08 *args:
     cargo run -q -p agent-tutorial --bin ch08 -- "$@"
 
+# Chapter 9: file memory, injected as its own message.
+ch09 *args:
+    cargo run -q -p agent-tutorial --bin ch09 -- "$@"
+
 # The crates' tests, then the acceptance tests whose module names are given (offline).
 _test-chapter +modules:
     cargo test {{crates}}
@@ -82,6 +86,10 @@ test-ch07:
 # Chapter 8's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch08:
     @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08::
+
+# Chapter 9's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch09:
+    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09::
 
 # Every test in the workspace (offline, no credentials).
 test:

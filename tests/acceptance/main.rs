@@ -11,5 +11,6 @@ mod ch05;
 mod ch06;
 mod ch07;
 mod ch08;
+mod ch09;
 mod cli;
 mod support;

@@ -18,6 +18,7 @@ use agent_core::{
     Profile, RegistryError, RunError, RunObserver, ToolEffect, ToolRegistry, ToolRegistryBuilder,
     TurnHooks, TurnOutcome,
 };
+use agent_memory::{MemoryInjector, MemorySession, MemoryStore};
 use agent_skills::{LoadSkill, SkillCatalog};
 use agent_tools::policy::WorkspaceBoundary;
 use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
@@ -95,6 +96,7 @@ pub struct Agent {
     hooks: Arc<HookRegistry>,
     skills: Arc<SkillCatalog>,
     compactor: Option<Arc<Compactor>>,
+    memory: Option<Arc<MemorySession>>,
 }
 
 impl Agent {
@@ -130,9 +132,31 @@ impl Agent {
         self.compactor.as_ref().map_or(0, |c| c.summaries_made())
     }
 
-    /// Runs one user turn, keeping the history for the next.
+    /// The memory session (chapter 9 on).
+    pub fn memory(&self) -> Option<&Arc<MemorySession>> {
+        self.memory.as_ref()
+    }
+
+    /// Runs one user turn, keeping the history for the next. With memory (chapter 9 on):
+    /// select before the turn, extract and consolidate after it. Memory failures are recorded
+    /// in the session and never change the outcome.
     pub async fn run_turn(&mut self, prompt: &str) -> Result<TurnOutcome, RunError> {
-        self.runner.run_turn(&mut self.history, prompt).await
+        let Some(memory) = self.memory.clone() else {
+            return self.runner.run_turn(&mut self.history, prompt).await;
+        };
+        memory.begin_turn(prompt).await;
+        let start = self.history.len();
+        let outcome = self.runner.run_turn(&mut self.history, prompt).await?;
+        memory.complete(&self.history[start..]).await;
+        Ok(outcome)
+    }
+
+    /// [`Agent::preview_request`] after selecting memories for `prompt`, as a turn would.
+    pub async fn preview_turn(&self, prompt: &str) -> Result<ModelRequest, RunError> {
+        if let Some(memory) = &self.memory {
+            memory.begin_turn(prompt).await;
+        }
+        self.preview_request(prompt).await
     }
 
     /// The request the next turn would send first, without calling the model.
@@ -296,7 +320,7 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
     }
     if profile.has(Capability::Compaction) {
         let c = Arc::new(Compactor::new(
-            deps.model,
+            deps.model.clone(),
             workspace.clone(),
             deps.compaction,
         ));
@@ -304,6 +328,18 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
             .processor(c.clone())
             .overflow(Arc::new(OverflowSnip { keep_groups: 2 }));
         compactor = Some(c);
+    }
+    let mut memory = None;
+    if profile.has(Capability::Memory) {
+        // Chapter 9 shows the selection as its own message; chapter 10's prompt renders it.
+        let emit = !profile.has(Capability::DynamicPrompt);
+        let session = Arc::new(MemorySession::new(
+            MemoryStore::open(&workspace),
+            deps.model.clone(),
+            emit,
+        ));
+        runner = runner.processor(Arc::new(MemoryInjector(session.clone())));
+        memory = Some(session);
     }
     Ok(Agent {
         profile,
@@ -313,5 +349,6 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
         hooks,
         skills,
         compactor,
+        memory,
     })
 }

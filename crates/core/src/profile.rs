@@ -134,7 +134,7 @@ const TABLE: &[(Profile, bool)] = &[
             title: "file memory, injected as its own message",
             adds: &[C::Memory],
         },
-        false,
+        true,
     ),
     (
         Profile {

@@ -14,5 +14,5 @@ pub mod session;
 pub mod store;
 
 pub use record::{MemoryRecord, MemoryType, render_block};
-pub use session::{CONSOLIDATE_AT, MAX_SELECTED, MemorySession, TurnReport};
+pub use session::{CONSOLIDATE_AT, MAX_SELECTED, MemoryInjector, MemorySession, TurnReport};
 pub use store::{Fault, MAX_BYTES, MAX_LINES, MEMORY_DIR, MemoryError, MemoryStore};

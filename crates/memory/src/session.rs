@@ -334,3 +334,26 @@ impl MemorySession {
             .map_err(|e| e.to_string())
     }
 }
+
+/// Puts the session's block into each request as its own system message, right after the
+/// system prompt (chapter 9). Runs after compaction, so the block is never compacted away and
+/// never counted as part of the conversation.
+#[derive(Debug, Clone)]
+pub struct MemoryInjector(pub Arc<MemorySession>);
+
+#[async_trait::async_trait]
+impl agent_core::HistoryProcessor for MemoryInjector {
+    fn name(&self) -> &'static str {
+        "memory_injector"
+    }
+
+    async fn process(
+        &self,
+        mut messages: Vec<Message>,
+    ) -> Result<Vec<Message>, agent_core::seams::ProcessError> {
+        if let Some(block) = self.0.before_model() {
+            messages.insert(0, block);
+        }
+        Ok(messages)
+    }
+}

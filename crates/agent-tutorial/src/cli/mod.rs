@@ -6,6 +6,7 @@
 
 mod chapters;
 pub mod deps;
+mod memory;
 mod prompt;
 mod run;
 
@@ -71,6 +72,8 @@ enum Command {
     Prompt(prompt::PromptArgs),
     /// List the chapters and what each profile adds.
     Chapters,
+    /// Inspect and edit the workspace's memory (chapter 9 on).
+    Memory(memory::MemoryArgs),
 }
 
 /// Arguments shared by `agent-tutorial run` and the chapter binaries.
@@ -119,6 +122,7 @@ pub fn main() -> ExitCode {
     finish(match cli.command {
         Command::Run { chapter, args } => profile(chapter).and_then(|p| run::run(p, &args)),
         Command::Prompt(args) => prompt::prompt(&args),
+        Command::Memory(args) => memory::memory(&args),
         Command::Chapters => {
             print!("{}", chapters::table());
             Ok(())

@@ -41,7 +41,8 @@ struct NoModel;
 impl ModelClient for NoModel {
     async fn complete(&self, _request: &ModelRequest) -> Result<ModelReply, ModelError> {
         Err(ModelError::InvalidResponse {
-            message: "`prompt` never calls a model".into(),
+            message: "`prompt` never calls a model (memory selection uses the keyword fallback)"
+                .into(),
         })
     }
 }
@@ -55,7 +56,7 @@ pub fn first_request(
     let agent = build_agent(profile, AgentDeps::new(Arc::new(NoModel), workspace))
         .map_err(CliError::usage)?;
     runtime()?
-        .block_on(agent.preview_request(prompt))
+        .block_on(agent.preview_turn(prompt))
         .map_err(CliError::runtime)
 }
 

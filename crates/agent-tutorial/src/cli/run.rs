@@ -73,11 +73,30 @@ pub fn run(profile: Profile, args: &RunArgs) -> CliResult {
 }
 
 fn one_turn(rt: &tokio::runtime::Runtime, agent: &mut Agent, prompt: &str) -> CliResult {
-    let outcome = rt
-        .block_on(agent.run_turn(prompt))
-        .map_err(CliError::runtime)?;
-    println!("{}", outcome.final_text);
+    let result = rt.block_on(agent.run_turn(prompt));
+    report_memory(agent);
+    println!("{}", result.map_err(CliError::runtime)?.final_text);
     Ok(())
+}
+
+/// What memory did this turn, on stderr (chapter 9 on).
+fn report_memory(agent: &Agent) {
+    let Some(memory) = agent.memory() else {
+        return;
+    };
+    let report = memory.report();
+    let list = |names: &[String]| {
+        if names.is_empty() {
+            "(none)".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    eprintln!("[memory] selected: {}", list(&report.selected));
+    eprintln!("[memory] extracted: {}", list(&report.extracted));
+    if let Some(error) = report.error {
+        eprintln!("[memory] error: {error}");
+    }
 }
 
 /// `chNN >> ` on stderr; an empty line asks again; `exit`, `quit` or end of input ends.
@@ -97,10 +116,14 @@ fn interactive(rt: &tokio::runtime::Runtime, agent: &mut Agent) -> CliResult {
         match prompt {
             "" => continue,
             "exit" | "quit" => return Ok(()),
-            _ => match rt.block_on(agent.run_turn(prompt)) {
-                Ok(outcome) => println!("{}", outcome.final_text),
-                Err(err) => eprintln!("error: {err}"),
-            },
+            _ => {
+                let result = rt.block_on(agent.run_turn(prompt));
+                report_memory(agent);
+                match result {
+                    Ok(outcome) => println!("{}", outcome.final_text),
+                    Err(err) => eprintln!("error: {err}"),
+                }
+            }
         }
     }
 }

@@ -1,0 +1,108 @@
+//! `agent-tutorial memory list | show NAME | forget NAME | add NAME ...`: the store by hand.
+
+use std::path::PathBuf;
+
+use agent_memory::{MemoryRecord, MemoryStore, MemoryType};
+use clap::{Args, Subcommand};
+
+use super::{CliError, CliResult, open_workspace};
+
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// The workspace whose `.memory/` to use (default: the current directory).
+    #[arg(long, value_name = "DIR", global = true)]
+    workspace: Option<PathBuf>,
+    #[command(subcommand)]
+    command: MemoryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum MemoryCommand {
+    /// One line per record: name, type, description.
+    List,
+    /// A record's file as stored.
+    Show { name: String },
+    /// Delete a record.
+    Forget { name: String },
+    /// Add (or replace) a record.
+    Add {
+        name: String,
+        #[arg(long = "type", value_enum)]
+        kind: KindArg,
+        #[arg(long)]
+        description: String,
+        #[arg(long, default_value = "")]
+        body: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum KindArg {
+    User,
+    Feedback,
+    Project,
+    Reference,
+}
+
+impl From<KindArg> for MemoryType {
+    fn from(kind: KindArg) -> Self {
+        match kind {
+            KindArg::User => Self::User,
+            KindArg::Feedback => Self::Feedback,
+            KindArg::Project => Self::Project,
+            KindArg::Reference => Self::Reference,
+        }
+    }
+}
+
+fn find(store: &MemoryStore, name: &str) -> CliResult<MemoryRecord> {
+    store
+        .load()
+        .map_err(CliError::runtime)?
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| CliError::usage(anyhow::anyhow!("no memory named `{name}`")))
+}
+
+pub fn memory(args: &MemoryArgs) -> CliResult {
+    let workspace = open_workspace(args.workspace.as_deref())?;
+    let store = MemoryStore::open(&workspace);
+    match &args.command {
+        MemoryCommand::List => {
+            let records = store.load().map_err(CliError::runtime)?;
+            if records.is_empty() {
+                println!("(no memories)");
+            }
+            for r in records {
+                println!("{}  ({})  {}", r.name, r.kind.as_str(), r.description);
+            }
+        }
+        MemoryCommand::Show { name } => {
+            let record = find(&store, name)?;
+            print!(
+                "{}",
+                record
+                    .to_file_text()
+                    .map_err(|e| CliError::runtime(anyhow::anyhow!(e)))?
+            );
+        }
+        MemoryCommand::Forget { name } => {
+            find(&store, name)?;
+            store.forget(name).map_err(CliError::runtime)?;
+            eprintln!("forgot {name}");
+        }
+        MemoryCommand::Add {
+            name,
+            kind,
+            description,
+            body,
+        } => {
+            let record = MemoryRecord::new(name, (*kind).into(), description, body);
+            record
+                .validate()
+                .map_err(|e| CliError::usage(anyhow::anyhow!(e)))?;
+            store.upsert(vec![record]).map_err(CliError::runtime)?;
+        }
+    }
+    Ok(())
+}

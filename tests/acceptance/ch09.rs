@@ -1,0 +1,189 @@
+//! Chapter 9: file memory, injected as its own system message.
+
+use agent_core::{Message, ModelReply};
+use predicates::prelude::*;
+use serde_json::json;
+
+use crate::support::{command, scripted_agent, workspace, write_script};
+
+const RECORD: &str = r#"[{"name": "prefers-tabs", "type": "feedback", "description": "The user wants Rust indented with tabs", "body": "Use tabs, never spaces, in .rs files."}]"#;
+const BLOCK: &str = "<relevant_memories>\n## prefers-tabs (feedback)\nThe user wants Rust indented with tabs\nUse tabs, never spaces, in .rs files.\n</relevant_memories>";
+
+fn count(messages: &[Message], needle: &str) -> usize {
+    messages
+        .iter()
+        .map(|m| m.text().matches(needle).count())
+        .sum()
+}
+
+#[tokio::test]
+async fn one_instance_extracts_and_the_next_one_selects_the_memory_as_its_own_message() {
+    let dir = workspace();
+    // First instance: no memories yet (no selector call), the answer, then the extraction.
+    let (mut first, model) = scripted_agent(
+        9,
+        dir.path(),
+        vec![ModelReply::text("Noted: tabs."), ModelReply::text(RECORD)],
+    );
+    assert_eq!(
+        first
+            .run_turn("Always indent Rust with tabs.")
+            .await
+            .unwrap()
+            .final_text,
+        "Noted: tabs."
+    );
+    model.finish().unwrap();
+    assert_eq!(
+        first.memory().unwrap().report().extracted,
+        vec!["prefers-tabs"]
+    );
+
+    // Second instance, same workspace: selector, answer, extraction (nothing new).
+    let (mut second, model) = scripted_agent(
+        9,
+        dir.path(),
+        vec![
+            ModelReply::text(r#"["prefers-tabs"]"#),
+            ModelReply::text("Using tabs."),
+            ModelReply::text("[]"),
+        ],
+    );
+    second.run_turn("Format src/main.rs").await.unwrap();
+    model.finish().unwrap();
+    let requests = model.requests();
+    let main = &requests[1];
+    assert_eq!(main.messages[1], Message::system(BLOCK));
+    assert_eq!(count(&main.messages, "<relevant_memories>"), 1);
+    assert_eq!(main.messages[2], Message::user("Format src/main.rs"));
+    // Injected per request, never stored.
+    assert_eq!(count(second.history(), "<relevant_memories>"), 0);
+    // Selector and extractor run without tools.
+    assert!(requests[0].tools.is_empty() && requests[2].tools.is_empty());
+    assert!(!main.tools.is_empty());
+}
+
+#[tokio::test]
+async fn memory_failures_never_break_the_answer() {
+    let dir = workspace();
+    let (mut agent, _m) = scripted_agent(
+        9,
+        dir.path(),
+        vec![
+            ModelReply::text("The answer."),
+            ModelReply::text("{garbage"),
+        ],
+    );
+    let outcome = agent.run_turn("hello").await.unwrap();
+    assert_eq!(outcome.final_text, "The answer.");
+    let error = agent.memory().unwrap().last_error().unwrap();
+    assert!(
+        error.starts_with("extraction failed, nothing saved: the reply is not valid"),
+        "{error}"
+    );
+    assert!(!dir.path().join(".memory/MEMORY.md").exists());
+}
+
+#[test]
+fn the_cli_reports_memory_and_edits_the_store_by_hand() {
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([{"content": "Noted."}, {"content": RECORD}]),
+    );
+    command("ch09", dir.path())
+        .args(["--prompt", "Always indent Rust with tabs.", "--script"])
+        .arg(&script)
+        .assert()
+        .success()
+        .stdout("Noted.\n")
+        .stderr("[memory] selected: (none)\n[memory] extracted: prefers-tabs\n");
+    command("agent-tutorial", dir.path())
+        .args(["memory", "list"])
+        .assert()
+        .success()
+        .stdout("prefers-tabs  (feedback)  The user wants Rust indented with tabs\n");
+    command("agent-tutorial", dir.path())
+        .args(["memory", "show", "prefers-tabs"])
+        .assert()
+        .success()
+        .stdout("---\nname: prefers-tabs\ndescription: The user wants Rust indented with tabs\ntype: feedback\n---\n\nUse tabs, never spaces, in .rs files.\n");
+    command("agent-tutorial", dir.path())
+        .args(["memory", "forget", "prefers-tabs"])
+        .assert()
+        .success();
+    command("agent-tutorial", dir.path())
+        .args(["memory", "list"])
+        .assert()
+        .success()
+        .stdout("(no memories)\n");
+    command("agent-tutorial", dir.path())
+        .args(["memory", "forget", "prefers-tabs"])
+        .assert()
+        .code(2)
+        .stderr("error: no memory named `prefers-tabs`\n");
+}
+
+#[test]
+fn prompt_shows_the_memory_message_without_a_model() {
+    let dir = workspace();
+    command("agent-tutorial", dir.path())
+        .args([
+            "memory",
+            "add",
+            "prefers-tabs",
+            "--type",
+            "feedback",
+            "--description",
+            "The user wants Rust indented with tabs",
+            "--body",
+            "Use tabs, never spaces, in .rs files.",
+        ])
+        .assert()
+        .success();
+    command("agent-tutorial", dir.path())
+        .args([
+            "prompt",
+            "--chapter",
+            "9",
+            "--prompt",
+            "indent this Rust file",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "── [1] system ──\n{BLOCK}\n── [2] user ──\nindent this Rust file\n"
+        )));
+}
+
+#[test]
+fn two_processes_writing_at_once_lose_nothing() {
+    let dir = workspace();
+    let spawn = |who: &str| {
+        let mut children = Vec::new();
+        for i in 0..8 {
+            let mut cmd =
+                std::process::Command::new(assert_cmd::cargo::cargo_bin("agent-tutorial"));
+            cmd.current_dir(dir.path()).args([
+                "memory",
+                "add",
+                &format!("{who}-{i}"),
+                "--type",
+                "project",
+                "--description",
+                "parallel write",
+            ]);
+            children.push(cmd.spawn().unwrap());
+        }
+        children
+    };
+    let children: Vec<_> = spawn("a").into_iter().chain(spawn("b")).collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let out = command("agent-tutorial", dir.path())
+        .args(["memory", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 16);
+}
