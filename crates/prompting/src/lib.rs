@@ -1,0 +1,18 @@
+//! `agent-prompting` (chapter 10): the system prompt is assembled at run time.
+//!
+//! Chapters 1–9 send a prompt fixed when the agent is built. From chapter 10 the runner asks a
+//! [`DynamicPromptProvider`] before *every* model request; it renders identity, context, the
+//! live tool list, the workspace, the skill catalog and the selected memories with a
+//! [`DynamicPromptRenderer`], which caches the last result per instance.
+//!
+//! That cache saves re-assembling a string. It is **not** the provider's prompt cache: that
+//! one keys on the bytes sent, and any change in an earlier section — a new tool, a different
+//! memory selection — misses it from that point on, whatever this cache says.
+
+pub mod context;
+pub mod provider;
+pub mod renderer;
+
+pub use context::{ContextError, PromptContext, stable_json};
+pub use provider::DynamicPromptProvider;
+pub use renderer::{DynamicPromptRenderer, PromptInputs, RenderError};

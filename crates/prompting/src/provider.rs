@@ -1,0 +1,100 @@
+//! `DynamicPromptProvider`: the zero-argument provider the runner asks before every request.
+//!
+//! Bound at build time to the renderer and the live objects. What it reads when:
+//!
+//! | input | read | a change shows up |
+//! |---|---|---|
+//! | identity, context | bound at build | never (rebuild) |
+//! | tool names | live registry, every render | in the next request |
+//! | workspace | bound at build | never (rebuild) |
+//! | skill catalog | build-time scan | after a rebuild |
+//! | selected memory | the memory session, every render | in the next request |
+
+use std::sync::Arc;
+
+use agent_core::{PromptError, SystemPromptProvider, ToolRegistry};
+use agent_memory::MemorySession;
+use async_trait::async_trait;
+
+use crate::context::PromptContext;
+use crate::renderer::{DynamicPromptRenderer, PromptInputs};
+
+pub struct DynamicPromptProvider {
+    renderer: Arc<DynamicPromptRenderer>,
+    identity: String,
+    context: PromptContext,
+    tools: Arc<ToolRegistry>,
+    workspace: String,
+    skills: Option<String>,
+    memory: Option<Arc<MemorySession>>,
+}
+
+impl std::fmt::Debug for DynamicPromptProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicPromptProvider")
+            .field("identity", &self.identity)
+            .field("context", &self.context.stable_json())
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DynamicPromptProvider {
+    pub fn new(
+        renderer: Arc<DynamicPromptRenderer>,
+        identity: impl Into<String>,
+        context: PromptContext,
+        tools: Arc<ToolRegistry>,
+        workspace: impl Into<String>,
+    ) -> Self {
+        Self {
+            renderer,
+            identity: identity.into(),
+            context,
+            tools,
+            workspace: workspace.into(),
+            skills: None,
+            memory: None,
+        }
+    }
+
+    /// The skill catalog as scanned at build time.
+    pub fn skills(mut self, catalog: Option<String>) -> Self {
+        self.skills = catalog;
+        self
+    }
+
+    /// The memory session whose selection the prompt renders.
+    pub fn memory(mut self, session: Arc<MemorySession>) -> Self {
+        self.memory = Some(session);
+        self
+    }
+
+    pub fn renderer(&self) -> &Arc<DynamicPromptRenderer> {
+        &self.renderer
+    }
+
+    /// Renders the prompt from the current state.
+    pub fn render(&self) -> Result<String, PromptError> {
+        let tools = self.tools.names();
+        let memory = self.memory.as_ref().and_then(|m| m.render_selected());
+        let inputs = PromptInputs {
+            identity: &self.identity,
+            context: &self.context,
+            tools: &tools,
+            workspace: &self.workspace,
+            skills: self.skills.as_deref(),
+            memory: memory.as_deref(),
+        };
+        self.renderer
+            .render(&inputs)
+            .map_err(|e| PromptError(e.to_string()))
+    }
+}
+
+#[async_trait]
+impl SystemPromptProvider for DynamicPromptProvider {
+    async fn system_prompt(&self) -> Result<String, PromptError> {
+        self.render()
+    }
+}

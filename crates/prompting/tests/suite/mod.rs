@@ -1,0 +1,2 @@
+mod context;
+mod renderer;
