@@ -86,7 +86,8 @@ fn an_equal_context_in_another_key_order_hits_the_cache() {
 
 #[test]
 fn each_of_the_six_inputs_invalidates_the_cache() {
-    let changes: Vec<(&str, Box<dyn Fn(&mut Fixture)>)> = vec![
+    type Change = Box<dyn Fn(&mut Fixture)>;
+    let changes: Vec<(&str, Change)> = vec![
         (
             "identity",
             Box::new(|f| f.identity = "You are a reviewer.".into()),
