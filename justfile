@@ -5,7 +5,7 @@
 set positional-arguments
 
 # Test targets shared by every chapter: the crates' own tests.
-crates := "-p agent-core -p agent-tools -p agent-openai -p agent-frontmatter -p agent-skills -p agent-compaction -p agent-memory"
+crates := "-p agent-core -p agent-tools -p agent-openai -p agent-frontmatter -p agent-skills -p agent-compaction -p agent-memory -p agent-prompting"
 
 default:
     @just --list
@@ -50,6 +50,10 @@ ch08 *args:
 ch09 *args:
     cargo run -q -p agent-tutorial --bin ch09 -- "$@"
 
+# Chapter 10: the system prompt assembled at run time.
+ch10 *args:
+    cargo run -q -p agent-tutorial --bin ch10 -- "$@"
+
 # The crates' tests, then the acceptance tests whose module names are given (offline).
 _test-chapter +modules:
     cargo test {{crates}}
@@ -91,6 +95,10 @@ test-ch08:
 test-ch09:
     @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09::
 
+# Chapter 10's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch10:
+    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
+
 # Every test in the workspace (offline, no credentials).
 test:
     cargo test --workspace
@@ -102,4 +110,4 @@ lint:
 
 # Benchmarks (divan); medians are printed per benchmark.
 bench:
-    cargo bench -p agent-core -p agent-tools
+    cargo bench -p agent-core -p agent-tools -p agent-prompting

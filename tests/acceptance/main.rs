@@ -12,5 +12,6 @@ mod ch06;
 mod ch07;
 mod ch08;
 mod ch09;
+mod ch10;
 mod cli;
 mod support;

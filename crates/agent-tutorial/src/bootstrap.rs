@@ -15,10 +15,11 @@ use agent_core::seams::{AllowAll, NoHooks, Silent};
 use agent_core::subagent::{self, SUBAGENT_MAX_TURNS, TaskTool};
 use agent_core::{
     AgentRunner, Capability, FixedPrompt, Message, ModelClient, ModelRequest, PermissionGate,
-    Profile, RegistryError, RunError, RunObserver, ToolEffect, ToolRegistry, ToolRegistryBuilder,
-    TurnHooks, TurnOutcome,
+    Profile, RegistryError, RunError, RunObserver, SystemPromptProvider, ToolEffect, ToolRegistry,
+    ToolRegistryBuilder, TurnHooks, TurnOutcome,
 };
 use agent_memory::{MemoryInjector, MemorySession, MemoryStore};
+use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
 use agent_skills::{LoadSkill, SkillCatalog};
 use agent_tools::policy::WorkspaceBoundary;
 use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
@@ -29,6 +30,8 @@ use agent_tools::{BashConfig, Workspace, add_bash, add_file_tools};
 pub const FIXED_SYSTEM_PROMPT: &str = include_str!("../prompts/fixed_system.md");
 /// The skills paragraph appended to the fixed prompt in chapters 7–9.
 pub const SKILLS_SECTION: &str = include_str!("../prompts/skills_section.md");
+/// The identity section of chapter 10's dynamic prompt.
+pub const IDENTITY: &str = include_str!("../prompts/identity.md");
 /// The system prompt of a subagent (chapter 6).
 pub const SUBAGENT_SYSTEM_PROMPT: &str = include_str!("../prompts/subagent_system.md");
 
@@ -84,6 +87,8 @@ impl AgentDeps {
 pub enum BuildError {
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    #[error("invalid prompt context: {0}")]
+    Context(#[from] agent_prompting::ContextError),
 }
 
 /// A built agent: the runner for its profile and the conversation so far.
@@ -97,6 +102,7 @@ pub struct Agent {
     skills: Arc<SkillCatalog>,
     compactor: Option<Arc<Compactor>>,
     memory: Option<Arc<MemorySession>>,
+    renderer: Option<Arc<DynamicPromptRenderer>>,
 }
 
 impl Agent {
@@ -132,6 +138,11 @@ impl Agent {
         self.compactor.as_ref().map_or(0, |c| c.summaries_made())
     }
 
+    /// How many system prompts the dynamic renderer served from its cache (chapter 10).
+    pub fn prompt_cache_hits(&self) -> Option<usize> {
+        self.renderer.as_ref().map(|r| r.cache_hits())
+    }
+
     /// The memory session (chapter 9 on).
     pub fn memory(&self) -> Option<&Arc<MemorySession>> {
         self.memory.as_ref()
@@ -151,10 +162,11 @@ impl Agent {
         Ok(outcome)
     }
 
-    /// [`Agent::preview_request`] after selecting memories for `prompt`, as a turn would.
+    /// [`Agent::preview_request`] after selecting memories for `prompt` as a turn would — by
+    /// keywords, since a preview never calls a model.
     pub async fn preview_turn(&self, prompt: &str) -> Result<ModelRequest, RunError> {
         if let Some(memory) = &self.memory {
-            memory.begin_turn(prompt).await;
+            memory.select_by_keywords(prompt);
         }
         self.preview_request(prompt).await
     }
@@ -245,6 +257,38 @@ fn fixed_prompt(template: &str, workspace: &Workspace) -> Arc<FixedPrompt> {
     Arc::new(FixedPrompt(text))
 }
 
+/// Chapter 10's provider: identity and context bound now, tools and memory read live, the
+/// skill catalog as scanned now (omitted when there is no skill).
+fn dynamic_prompt(
+    profile: Profile,
+    workspace: &Workspace,
+    tools: &Arc<ToolRegistry>,
+    skills: &SkillCatalog,
+    memory: Option<&Arc<MemorySession>>,
+) -> Result<DynamicPromptProvider, BuildError> {
+    #[derive(serde::Serialize)]
+    struct Context {
+        chapter: u8,
+        profile: String,
+    }
+    let context = PromptContext::from_serialize(&Context {
+        chapter: profile.chapter,
+        profile: profile.id(),
+    })?;
+    let mut provider = DynamicPromptProvider::new(
+        Arc::new(DynamicPromptRenderer::new()),
+        IDENTITY.trim(),
+        context,
+        tools.clone(),
+        workspace.root().display().to_string(),
+    )
+    .skills((!skills.is_empty()).then(|| skills.render()));
+    if let Some(session) = memory {
+        provider = provider.memory(session.clone());
+    }
+    Ok(provider)
+}
+
 /// Builds the agent for `profile`.
 pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildError> {
     let workspace = deps.workspace.clone();
@@ -301,45 +345,54 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
     }
     let tools = Arc::new(tools.build()?);
 
-    let prompt = fixed_system_prompt(profile, &workspace, &skills);
+    let memory = profile.has(Capability::Memory).then(|| {
+        // Chapter 9 shows the selection as its own message; chapter 10's prompt renders it.
+        let emit = !profile.has(Capability::DynamicPrompt);
+        Arc::new(MemorySession::new(
+            MemoryStore::open(&workspace),
+            deps.model.clone(),
+            emit,
+        ))
+    });
+    let (prompt, renderer): (Arc<dyn SystemPromptProvider>, _) =
+        if profile.has(Capability::DynamicPrompt) {
+            let provider = dynamic_prompt(profile, &workspace, &tools, &skills, memory.as_ref())?;
+            let renderer = provider.renderer().clone();
+            (Arc::new(provider), Some(renderer))
+        } else {
+            (fixed_system_prompt(profile, &workspace, &skills), None)
+        };
+
     let mut runner = AgentRunner::builder(deps.model.clone(), tools, prompt)
         .max_turns(deps.max_turns)
         .gate(gate)
         .hooks(turn_hooks)
         .observer(deps.observer);
-    // The reminder runs before compaction: it counts rounds in the full history.
+    // Processor order matters: the reminder counts rounds in the full history; compaction
+    // shapes the conversation; the memory message goes in last, so it is never compacted.
     if profile.has(Capability::Todo) {
         runner = runner.processor(Arc::new(TodoReminder::default()));
     }
-    let mut compactor = None;
     if profile.has(Capability::Artifacts) {
         runner = runner.shaper(Arc::new(ArtifactStore::new(
             workspace.clone(),
             deps.artifacts,
         )));
     }
-    if profile.has(Capability::Compaction) {
-        let c = Arc::new(Compactor::new(
+    let compactor = profile.has(Capability::Compaction).then(|| {
+        Arc::new(Compactor::new(
             deps.model.clone(),
             workspace.clone(),
             deps.compaction,
-        ));
+        ))
+    });
+    if let Some(compactor) = &compactor {
         runner = runner
-            .processor(c.clone())
+            .processor(compactor.clone())
             .overflow(Arc::new(OverflowSnip { keep_groups: 2 }));
-        compactor = Some(c);
     }
-    let mut memory = None;
-    if profile.has(Capability::Memory) {
-        // Chapter 9 shows the selection as its own message; chapter 10's prompt renders it.
-        let emit = !profile.has(Capability::DynamicPrompt);
-        let session = Arc::new(MemorySession::new(
-            MemoryStore::open(&workspace),
-            deps.model.clone(),
-            emit,
-        ));
+    if let Some(session) = &memory {
         runner = runner.processor(Arc::new(MemoryInjector(session.clone())));
-        memory = Some(session);
     }
     Ok(Agent {
         profile,
@@ -350,5 +403,6 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
         skills,
         compactor,
         memory,
+        renderer,
     })
 }

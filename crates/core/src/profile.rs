@@ -142,7 +142,7 @@ const TABLE: &[(Profile, bool)] = &[
             title: "the system prompt assembled at run time",
             adds: &[C::DynamicPrompt],
         },
-        false,
+        true,
     ),
     (
         Profile {

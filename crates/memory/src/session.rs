@@ -181,6 +181,20 @@ impl MemorySession {
         self.state().selected = selected;
     }
 
+    /// Selects by keywords only, without a model call: for previews (`agent-tutorial prompt`),
+    /// which must show what a turn would send without calling any model.
+    pub fn select_by_keywords(&self, query: &str) {
+        let records = match self.store.load() {
+            Ok(records) => records,
+            Err(err) => return self.record_error(format!("cannot load memories: {err}")),
+        };
+        let selected = keywords::select(query, &records, MAX_SELECTED)
+            .into_iter()
+            .cloned()
+            .collect();
+        self.state().selected = selected;
+    }
+
     async fn ask_selector(
         &self,
         query: &str,

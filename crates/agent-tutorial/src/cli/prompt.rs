@@ -41,8 +41,7 @@ struct NoModel;
 impl ModelClient for NoModel {
     async fn complete(&self, _request: &ModelRequest) -> Result<ModelReply, ModelError> {
         Err(ModelError::InvalidResponse {
-            message: "`prompt` never calls a model (memory selection uses the keyword fallback)"
-                .into(),
+            message: "`prompt` never calls a model".into(),
         })
     }
 }

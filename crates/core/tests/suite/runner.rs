@@ -172,3 +172,32 @@ async fn an_empty_system_prompt_stops_the_run_before_any_request() {
     assert_eq!(err, RunError::EmptySystemPrompt);
     assert_eq!(model.requests().len(), 0);
 }
+
+/// Counts how often the runner asks for the system prompt.
+struct CountingPrompt(std::sync::atomic::AtomicUsize);
+
+#[async_trait::async_trait]
+impl agent_core::SystemPromptProvider for CountingPrompt {
+    async fn system_prompt(&self) -> Result<String, agent_core::PromptError> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Ok(format!("prompt #{n}"))
+    }
+}
+
+#[tokio::test]
+async fn the_provider_is_asked_once_before_every_request() {
+    let model = Arc::new(ScriptedModel::replies([
+        ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"a"}"#)]),
+        ModelReply::tool_calls(vec![call("c2", "echo", r#"{"text":"b"}"#)]),
+        ModelReply::text("done"),
+    ]));
+    let provider = Arc::new(CountingPrompt(std::sync::atomic::AtomicUsize::new(0)));
+    let runner = AgentRunner::builder(model.clone(), echo_registry(), provider.clone()).build();
+    runner.run_turn(&mut Vec::new(), "go").await.unwrap();
+    let systems: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|r| r.messages[0].text().to_string())
+        .collect();
+    assert_eq!(systems, vec!["prompt #1", "prompt #2", "prompt #3"]);
+}
