@@ -99,6 +99,28 @@ test-ch09:
 test-ch10:
     @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
 
+# Set up and start a small real model on 127.0.0.1 (SmolLM2-135M via llama-cpp-python).
+# First run: ~100 MB download and a ~12 minute build; prints the OPENAI_* settings to use.
+local-model:
+    bash scripts/local-model.sh
+
+# Stop the server started by `just local-model`.
+local-model-stop:
+    bash scripts/local-model-stop.sh
+
+# Run any chapter against the local model: `just local 2 --prompt "..."`.
+local chapter *args:
+    bash scripts/local-model.sh >/dev/null
+    set -a && . .local-model/env && set +a && cargo run -q -p agent-tutorial -- run --temperature 0 --max-tokens 512 --chapter "$@"
+
+# Chapter 10 against the local model.
+ch10-local *args:
+    @just local 10 "$@"
+
+# Chapters 1, 2 and 10 against the local model, with checks (starts the server if needed).
+e2e-local:
+    bash scripts/e2e-local.sh
+
 # Every test in the workspace (offline, no credentials).
 test:
     cargo test --workspace

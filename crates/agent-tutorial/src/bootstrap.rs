@@ -41,6 +41,8 @@ pub struct AgentDeps {
     pub workspace: Workspace,
     pub observer: Arc<dyn RunObserver>,
     pub max_turns: usize,
+    /// Make the last allowed request a tool-less "answer now" request.
+    pub final_answer: bool,
     pub bash: BashConfig,
     /// Answers `ask` decisions (chapter 3). `None` denies every `ask`.
     pub approval: Option<Arc<dyn ApprovalProvider>>,
@@ -73,6 +75,7 @@ impl AgentDeps {
             workspace,
             observer: Arc::new(Silent),
             max_turns: agent_core::runner::DEFAULT_MAX_TURNS,
+            final_answer: false,
             bash: BashConfig::default(),
             approval: None,
             audit: Arc::new(NoAudit),
@@ -365,6 +368,7 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
 
     let mut runner = AgentRunner::builder(deps.model.clone(), tools, prompt)
         .max_turns(deps.max_turns)
+        .final_answer(deps.final_answer)
         .gate(gate)
         .hooks(turn_hooks)
         .observer(deps.observer);

@@ -4,9 +4,27 @@ use std::io::Write;
 
 use agent_core::{RunObserver, ToolCall, ToolFailure};
 
-/// Prints tool activity to stderr, so stdout carries only the final answer.
+/// Prints tool activity to stderr, so stdout carries only the final answer; with `--record`,
+/// also appends every request as one JSON line.
 #[derive(Debug, Default)]
-pub struct StderrObserver;
+pub struct CliObserver {
+    record: Option<std::sync::Mutex<std::fs::File>>,
+}
+
+impl CliObserver {
+    pub fn new(record: Option<&std::path::Path>) -> std::io::Result<Self> {
+        let record = match record {
+            Some(path) => Some(std::sync::Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?,
+            )),
+            None => None,
+        };
+        Ok(Self { record })
+    }
+}
 
 fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -26,7 +44,19 @@ pub fn summarize(result: &Result<String, ToolFailure>) -> String {
     }
 }
 
-impl RunObserver for StderrObserver {
+impl RunObserver for CliObserver {
+    fn on_request(&self, _index: usize, request: &agent_core::ModelRequest) {
+        let Some(file) = &self.record else {
+            return;
+        };
+        let mut file = file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Ok(line) = serde_json::to_string(request) {
+            let _ = writeln!(file, "{line}");
+        }
+    }
+
     fn on_tool_call(&self, call: &ToolCall) {
         let _ = writeln!(
             std::io::stderr(),

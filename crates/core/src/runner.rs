@@ -24,6 +24,9 @@ use crate::tool::{ToolFailure, codes};
 /// The default bound on model requests per user turn.
 pub const DEFAULT_MAX_TURNS: usize = 30;
 
+/// Appended to the last request of a turn when `final_answer` is on (and no tools are sent).
+pub const FINAL_ANSWER_NOTE: &str = "You have used all the tool calls allowed for this turn. Answer the user now, in plain text, with what you have found so far.";
+
 /// Why a run ended without an answer. Tool failures are not here: they go back to the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
@@ -68,6 +71,7 @@ pub struct AgentRunner {
     shaper: Option<Arc<dyn ResultShaper>>,
     observer: Arc<dyn RunObserver>,
     max_turns: usize,
+    final_answer: bool,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -97,6 +101,15 @@ impl std::fmt::Debug for AgentRunnerBuilder {
 impl AgentRunnerBuilder {
     pub fn max_turns(mut self, max_turns: usize) -> Self {
         self.runner.max_turns = max_turns.max(1);
+        self
+    }
+
+    /// Off by default. When on, the last request the turn limit allows is sent without tools
+    /// and with [`FINAL_ANSWER_NOTE`], so the model must answer in text instead of the run
+    /// ending in [`RunError::TurnLimit`]. Useful with small models that never stop calling
+    /// tools on their own.
+    pub fn final_answer(mut self, on: bool) -> Self {
+        self.runner.final_answer = on;
         self
     }
 
@@ -157,6 +170,7 @@ impl AgentRunner {
                 shaper: None,
                 observer: Arc::new(Silent),
                 max_turns: DEFAULT_MAX_TURNS,
+                final_answer: false,
             },
         }
     }
@@ -172,13 +186,14 @@ impl AgentRunner {
     /// Builds the request the runner would send next for `history`, without sending it.
     /// `agent-tutorial prompt` uses this, so what it prints is what the loop sends.
     pub async fn prepare_request(&self, history: &[Message]) -> Result<ModelRequest, RunError> {
-        self.build_request(history, false).await
+        self.build_request(history, false, false).await
     }
 
     async fn build_request(
         &self,
         history: &[Message],
         overflowed: bool,
+        last: bool,
     ) -> Result<ModelRequest, RunError> {
         let mut messages = history.to_vec();
         let overflow = self.overflow.iter().filter(|_| overflowed);
@@ -203,6 +218,13 @@ impl AgentRunner {
         }
         messages.insert(0, Message::system(system));
         validate_pairing(&messages).map_err(RunError::Pairing)?;
+        if last {
+            messages.push(Message::system(FINAL_ANSWER_NOTE));
+            return Ok(ModelRequest {
+                messages,
+                tools: Vec::new(),
+            });
+        }
         Ok(ModelRequest {
             messages,
             tools: self.tools.specs(),
@@ -269,7 +291,8 @@ impl AgentRunner {
     /// Sends one request; on "prompt too long" shrinks it once with the overflow processor and
     /// retries once.
     async fn request(&self, history: &[Message], index: usize) -> Result<ModelReply, RunError> {
-        let request = self.build_request(history, false).await?;
+        let last = self.final_answer && index + 1 == self.max_turns;
+        let request = self.build_request(history, false, last).await?;
         self.observer.on_request(index, &request);
         debug!(
             request = index,
@@ -280,7 +303,7 @@ impl AgentRunner {
         match self.model.complete(&request).await {
             Err(ModelError::PromptTooLong { message }) if self.overflow.is_some() => {
                 info!(%message, "prompt too long: compacting once and retrying");
-                let smaller = self.build_request(history, true).await?;
+                let smaller = self.build_request(history, true, last).await?;
                 self.observer.on_request(index, &smaller);
                 Ok(self.model.complete(&smaller).await?)
             }

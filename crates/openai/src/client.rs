@@ -21,13 +21,13 @@ use async_openai::types::chat::{
 };
 use async_trait::async_trait;
 
-use crate::config::{ApiKey, OpenAiConfig};
+use crate::config::{ApiKey, OpenAiConfig, Sampling};
 
 /// A [`ModelClient`] speaking Chat Completions to any compatible server.
 pub struct OpenAiModel {
     client: Client<OpenAIConfig>,
     model: String,
-    temperature: Option<f32>,
+    sampling: Sampling,
     key: ApiKey,
 }
 
@@ -48,7 +48,7 @@ impl OpenAiModel {
         Self {
             client: Client::with_config(api),
             model: config.model.clone(),
-            temperature: config.temperature,
+            sampling: config.sampling,
             key: config.api_key.clone(),
         }
     }
@@ -61,15 +61,21 @@ impl OpenAiModel {
 /// The exact request body sent for `request` (also used by `agent-tutorial prompt --json`).
 pub fn to_chat_request(
     model: &str,
-    temperature: Option<f32>,
+    sampling: Sampling,
     request: &ModelRequest,
 ) -> CreateChatCompletionRequest {
     let mut body = CreateChatCompletionRequest {
         model: model.to_string(),
         messages: request.messages.iter().map(to_chat_message).collect(),
-        temperature,
+        temperature: sampling.temperature,
         ..CreateChatCompletionRequest::default()
     };
+    // `max_tokens` rather than `max_completion_tokens`: it is the field every
+    // OpenAI-compatible server knows (llama.cpp's and llama-cpp-python's ignore the newer one).
+    #[allow(deprecated)]
+    {
+        body.max_tokens = sampling.max_tokens;
+    }
     if !request.tools.is_empty() {
         body.tools = Some(
             request
@@ -234,7 +240,7 @@ fn map_error(error: OpenAIError, key: &ApiKey) -> ModelError {
 #[async_trait]
 impl ModelClient for OpenAiModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        let body = to_chat_request(&self.model, self.temperature, request);
+        let body = to_chat_request(&self.model, self.sampling, request);
         tracing::debug!(model = %self.model, messages = body.messages.len(), "chat completion");
         let response = self
             .client

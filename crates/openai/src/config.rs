@@ -45,8 +45,16 @@ pub struct OpenAiConfig {
     pub base_url: String,
     pub api_key: ApiKey,
     pub model: String,
-    /// Sampling temperature; `None` leaves the server's default.
+    /// Sampling settings; `None` fields leave the server's defaults.
+    pub sampling: Sampling,
+}
+
+/// Request settings besides the messages. Both are optional; small local models need
+/// `max_tokens`, or one rambling reply can take minutes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sampling {
     pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
 }
 
 /// Values given on the command line; they win over everything else. There is deliberately
@@ -55,7 +63,7 @@ pub struct OpenAiConfig {
 pub struct ConfigOverrides {
     pub base_url: Option<String>,
     pub model: Option<String>,
-    pub temperature: Option<f32>,
+    pub sampling: Sampling,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,7 +159,7 @@ pub fn resolve(
                 .to_string(),
             api_key: ApiKey::new(key),
             model,
-            temperature: overrides.temperature,
+            sampling: overrides.sampling,
         }),
         _ => Err(ConfigError::Missing { missing }),
     }
@@ -190,7 +198,7 @@ mod tests {
                 base_url: "http://flag/v1".into(),
                 api_key: ApiKey::new("file-key"),
                 model: "env-model".into(),
-                temperature: None,
+                sampling: Sampling::default(),
             }
         );
         let from_file = resolve(&ConfigOverrides::default(), env_of(&[]), Some(&dotenv)).unwrap();

@@ -5,4 +5,4 @@ pub mod client;
 pub mod config;
 
 pub use client::{OpenAiModel, to_chat_request};
-pub use config::{ApiKey, ConfigError, ConfigOverrides, OpenAiConfig, resolve};
+pub use config::{ApiKey, ConfigError, ConfigOverrides, OpenAiConfig, Sampling, resolve};

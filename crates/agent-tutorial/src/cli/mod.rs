@@ -94,6 +94,12 @@ pub struct RunArgs {
     /// Sampling temperature (default: the server's).
     #[arg(long)]
     pub temperature: Option<f32>,
+    /// At most this many tokens per reply (sent as `max_tokens`).
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+    /// Append every request, exactly as the loop built it, as one JSON line to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
     /// Replay model replies from a JSON script instead of calling a model (offline).
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
@@ -101,6 +107,10 @@ pub struct RunArgs {
     /// terminal and denies when there is none.
     #[arg(long, value_enum, default_value_t = deps::ApproveMode::Prompt)]
     pub approve: deps::ApproveMode,
+    /// Send the last request the turn limit allows without tools, so the model must answer
+    /// instead of the run failing at the limit (for small models that never stop calling tools).
+    #[arg(long)]
+    pub final_answer: bool,
     /// At most this many model requests per turn.
     #[arg(long, default_value_t = agent_core::runner::DEFAULT_MAX_TURNS)]
     pub max_turns: usize,

@@ -91,7 +91,8 @@ pub fn prompt(args: &PromptArgs) -> CliResult {
             .clone()
             .or_else(|| std::env::var(agent_openai::config::MODEL_VAR).ok())
             .unwrap_or_else(|| "$OPENAI_MODEL".to_string());
-        let body = agent_openai::to_chat_request(&model, None, &request);
+        let body =
+            agent_openai::to_chat_request(&model, agent_openai::Sampling::default(), &request);
         let text = serde_json::to_string_pretty(&body).map_err(CliError::runtime)?;
         println!("{text}");
     } else {

@@ -9,7 +9,7 @@ use agent_openai::{ConfigOverrides, OpenAiModel};
 use super::deps::{JsonlAudit, load_shell_hooks};
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
 use crate::bootstrap::{Agent, AgentDeps, build_agent};
-use crate::observer::StderrObserver;
+use crate::observer::CliObserver;
 
 /// The model a run talks to: a script (offline) or a real server.
 enum ModelChoice {
@@ -42,7 +42,10 @@ fn choose_model(args: &RunArgs) -> CliResult<ModelChoice> {
     let overrides = ConfigOverrides {
         base_url: args.base_url.clone(),
         model: args.model.clone(),
-        temperature: args.temperature,
+        sampling: agent_openai::Sampling {
+            temperature: args.temperature,
+            max_tokens: args.max_tokens,
+        },
     };
     let dotenv = std::env::current_dir().ok().map(|d| d.join(".env"));
     let config = agent_openai::resolve(&overrides, |k| std::env::var(k).ok(), dotenv.as_deref())
@@ -55,8 +58,9 @@ pub fn run(profile: Profile, args: &RunArgs) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
     let model = choose_model(args)?;
     let mut deps = AgentDeps::new(model.client(), workspace.clone());
-    deps.observer = Arc::new(StderrObserver);
+    deps.observer = Arc::new(CliObserver::new(args.record.as_deref()).map_err(CliError::usage)?);
     deps.max_turns = args.max_turns;
+    deps.final_answer = args.final_answer;
     deps.approval = Some(args.approve.provider());
     deps.audit = Arc::new(JsonlAudit::new(&workspace));
     if profile.has(Capability::Hooks) {

@@ -201,3 +201,25 @@ async fn the_provider_is_asked_once_before_every_request() {
         .collect();
     assert_eq!(systems, vec!["prompt #1", "prompt #2", "prompt #3"]);
 }
+
+#[tokio::test]
+async fn final_answer_mode_sends_the_last_request_without_tools() {
+    let model = Arc::new(ScriptedModel::replies([
+        ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"a"}"#)]),
+        ModelReply::tool_calls(vec![call("c2", "echo", r#"{"text":"b"}"#)]),
+        ModelReply::text("Here is what I found."),
+    ]));
+    let runner = AgentRunner::builder(model.clone(), echo_registry(), prompt())
+        .max_turns(3)
+        .final_answer(true)
+        .build();
+    let outcome = runner.run_turn(&mut Vec::new(), "go").await.unwrap();
+    assert_eq!(outcome.final_text, "Here is what I found.");
+    let requests = model.requests();
+    let tool_counts: Vec<usize> = requests.iter().map(|r| r.tools.len()).collect();
+    assert_eq!(tool_counts, vec![1, 1, 0]);
+    assert_eq!(
+        requests[2].messages.last(),
+        Some(&Message::system(agent_core::runner::FINAL_ANSWER_NOTE))
+    );
+}

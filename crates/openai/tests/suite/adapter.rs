@@ -5,7 +5,7 @@ use agent_core::{
     AgentRunner, FixedPrompt, Message, ModelClient, ModelError, ModelRequest, PreparedCall,
     ToolEffect, ToolFailure, ToolHandler, ToolRegistry, ToolSpec,
 };
-use agent_openai::{ApiKey, OpenAiConfig, OpenAiModel};
+use agent_openai::{ApiKey, OpenAiConfig, OpenAiModel, Sampling};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path};
@@ -18,7 +18,10 @@ fn config(server: &MockServer) -> OpenAiConfig {
         base_url: format!("{}/v1", server.uri()),
         api_key: ApiKey::new(KEY),
         model: "test-model".into(),
-        temperature: Some(0.0),
+        sampling: Sampling {
+            temperature: Some(0.0),
+            max_tokens: Some(64),
+        },
     }
 }
 
@@ -132,6 +135,7 @@ async fn a_full_tool_round_trip_through_real_http() {
                 {"role": "user", "content": "shout hi"}
             ],
             "temperature": 0.0,
+            "max_tokens": 64,
             "tools": tools_sent,
             "tool_choice": "auto"
         })
@@ -269,7 +273,7 @@ async fn an_unreachable_server_is_a_transport_error() {
         base_url: format!("http://127.0.0.1:{port}/v1"),
         api_key: ApiKey::new(KEY),
         model: "m".into(),
-        temperature: None,
+        sampling: Sampling::default(),
     });
     let request = ModelRequest {
         messages: vec![Message::user("hi")],
