@@ -195,6 +195,20 @@ impl MemorySession {
         self.state().selected = selected;
     }
 
+    /// One model call without tools: `system` instructions, `user` input, the reply's text.
+    async fn ask(&self, system: &str, user: String) -> Result<String, String> {
+        let request = ModelRequest {
+            messages: vec![Message::system(system.trim()), Message::user(user)],
+            tools: Vec::new(),
+        };
+        let reply = self
+            .model
+            .complete(&request)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(reply.content.unwrap_or_default())
+    }
+
     async fn ask_selector(
         &self,
         query: &str,
@@ -204,22 +218,12 @@ impl MemorySession {
             .iter()
             .map(|r| format!("{}: {}", r.name, r.description))
             .collect();
-        let request = ModelRequest {
-            messages: vec![
-                Message::system(SELECT_PROMPT.trim()),
-                Message::user(format!(
-                    "Message:\n{query}\n\nMemories:\n{}",
-                    list.join("\n")
-                )),
-            ],
-            tools: Vec::new(),
-        };
-        let reply = self
-            .model
-            .complete(&request)
-            .await
-            .map_err(|e| e.to_string())?;
-        let text = reply.content.unwrap_or_default();
+        let text = self
+            .ask(
+                SELECT_PROMPT,
+                format!("Message:\n{query}\n\nMemories:\n{}", list.join("\n")),
+            )
+            .await?;
         let names: Vec<String> = serde_json::from_str(json_part(&text, '[', ']'))
             .map_err(|e| format!("the reply is not a JSON array of names ({e})"))?;
         if names.len() > MAX_SELECTED {
@@ -281,27 +285,20 @@ impl MemorySession {
             .iter()
             .map(|r| format!("- {}: {}", r.name, r.description))
             .collect();
-        let request = ModelRequest {
-            messages: vec![
-                Message::system(EXTRACT_PROMPT.trim()),
-                Message::user(format!(
-                    "Existing memories:\n{}\n\nConversation:\n{}",
-                    if known.is_empty() {
-                        "(none)".to_string()
-                    } else {
-                        known.join("\n")
-                    },
-                    transcript(turn)
-                )),
-            ],
-            tools: Vec::new(),
+        let known = if known.is_empty() {
+            "(none)".to_string()
+        } else {
+            known.join("\n")
         };
-        let reply = self
-            .model
-            .complete(&request)
-            .await
-            .map_err(|e| e.to_string())?;
-        let text = reply.content.unwrap_or_default();
+        let text = self
+            .ask(
+                EXTRACT_PROMPT,
+                format!(
+                    "Existing memories:\n{known}\n\nConversation:\n{}",
+                    transcript(turn)
+                ),
+            )
+            .await?;
         let records: Vec<MemoryRecord> = serde_json::from_str(json_part(&text, '[', ']'))
             .map_err(|e| format!("the reply is not valid: {e}"))?;
         for record in &records {
@@ -316,19 +313,8 @@ impl MemorySession {
         if records.len() < CONSOLIDATE_AT {
             return Ok(());
         }
-        let request = ModelRequest {
-            messages: vec![
-                Message::system(CONSOLIDATE_PROMPT.trim()),
-                Message::user(serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?),
-            ],
-            tools: Vec::new(),
-        };
-        let reply = self
-            .model
-            .complete(&request)
-            .await
-            .map_err(|e| e.to_string())?;
-        let text = reply.content.unwrap_or_default();
+        let all = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
+        let text = self.ask(CONSOLIDATE_PROMPT, all).await?;
         let plan: Consolidation = serde_json::from_str(json_part(&text, '{', '}'))
             .map_err(|e| format!("the reply is not valid: {e}"))?;
         if let Some(unknown) = plan
