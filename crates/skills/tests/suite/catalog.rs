@@ -23,11 +23,11 @@ fn load(catalog: SkillCatalog, ws: &Workspace, name: &str) -> String {
         arguments: json!({"name": name}),
         effect: ToolEffect::Read,
     };
-    futures_lite(tool.handle(&call)).unwrap_or_else(|f| f.to_string())
+    block_on(tool.handle(&call)).unwrap_or_else(|f| f.to_string())
 }
 
 /// Runs a future to completion on a fresh runtime.
-fn futures_lite<F: std::future::Future>(f: F) -> F::Output {
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
