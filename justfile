@@ -112,7 +112,7 @@ local-model-stop:
 # rarely stops calling tools by itself, so the 8th request is a tool-less "answer now".
 local chapter *args:
     bash scripts/local-model.sh >/dev/null
-    set -a && . .local-model/env && set +a && cargo run -q -p agent-tutorial -- run --temperature 0 --max-tokens 512 --max-turns 8 --final-answer --approve all --chapter "$@"
+    set -a && . .local-model/env && set +a && cargo run -q -p agent-tutorial -- run --temperature 0 --max-tokens 512 --max-turns 8 --final-answer --chapter "$@"
 
 # Chapter 10 against the local model.
 ch10-local *args:
