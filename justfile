@@ -99,8 +99,8 @@ test-ch09:
 test-ch10:
     @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
 
-# Set up and start a small real model on 127.0.0.1 (SmolLM2-135M via llama-cpp-python).
-# First run: ~100 MB download and a ~12 minute build; prints the OPENAI_* settings to use.
+# SmolLM2-135M via llama-cpp-python; first run: ~100 MB download and a ~12 minute build.
+# Set up and start a small real model on 127.0.0.1 and print the OPENAI_* settings to use.
 local-model:
     bash scripts/local-model.sh
 
@@ -108,8 +108,8 @@ local-model:
 local-model-stop:
     bash scripts/local-model-stop.sh
 
-# Run any chapter against the local model: `just local 2 --prompt "..."`. The tiny model
-# rarely stops calling tools by itself, so the 8th request is a tool-less "answer now".
+# The tiny model rarely stops calling tools by itself, so the 8th request is a tool-less "answer now".
+# Run any chapter against the local model: `just local 2 --prompt "..."`.
 local chapter *args:
     bash scripts/local-model.sh >/dev/null
     set -a && . .local-model/env && set +a && cargo run -q -p agent-tutorial -- run --temperature 0 --max-tokens 512 --max-turns 8 --final-answer --chapter "$@"
