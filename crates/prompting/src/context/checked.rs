@@ -238,49 +238,28 @@ impl Seq {
     }
 }
 
-impl ser::SerializeSeq for Seq {
-    type Ok = Value;
-    type Error = ContextError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), ContextError> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, ContextError> {
-        Ok(self.done())
-    }
+/// serde has four sequence traits with the same shape; each element goes to `push`.
+macro_rules! sequence {
+    ($($trait:ident :: $method:ident),+) => {$(
+        impl ser::$trait for Seq {
+            type Ok = Value;
+            type Error = ContextError;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), ContextError> {
+                self.push(value)
+            }
+            fn end(self) -> Result<Value, ContextError> {
+                Ok(self.done())
+            }
+        }
+    )+};
 }
 
-impl ser::SerializeTuple for Seq {
-    type Ok = Value;
-    type Error = ContextError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), ContextError> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, ContextError> {
-        Ok(self.done())
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq {
-    type Ok = Value;
-    type Error = ContextError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), ContextError> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, ContextError> {
-        Ok(self.done())
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq {
-    type Ok = Value;
-    type Error = ContextError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), ContextError> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, ContextError> {
-        Ok(self.done())
-    }
-}
+sequence!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl Obj {
     fn insert<T: Serialize + ?Sized>(
@@ -330,32 +309,24 @@ impl ser::SerializeMap for Obj {
     }
 }
 
-impl ser::SerializeStruct for Obj {
-    type Ok = Value;
-    type Error = ContextError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), ContextError> {
-        self.insert(key.to_string(), value)
-    }
-    fn end(self) -> Result<Value, ContextError> {
-        Ok(self.done())
-    }
+/// Struct fields and struct-variant fields are both named entries of an object.
+macro_rules! fields {
+    ($($trait:ident),+) => {$(
+        impl ser::$trait for Obj {
+            type Ok = Value;
+            type Error = ContextError;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), ContextError> {
+                self.insert(key.to_string(), value)
+            }
+            fn end(self) -> Result<Value, ContextError> {
+                Ok(self.done())
+            }
+        }
+    )+};
 }
 
-impl ser::SerializeStructVariant for Obj {
-    type Ok = Value;
-    type Error = ContextError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), ContextError> {
-        self.insert(key.to_string(), value)
-    }
-    fn end(self) -> Result<Value, ContextError> {
-        Ok(self.done())
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
