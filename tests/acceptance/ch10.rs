@@ -9,7 +9,9 @@ use agent_tools::Workspace;
 use serde_json::json;
 
 use crate::ch07::install_example_skills;
-use crate::support::{call, command, scripted_agent, scripted_agent_with, tool_round, workspace};
+use crate::support::{
+    call, command, scripted_agent, scripted_agent_with, stderr_of, stdout_of, tool_round, workspace,
+};
 
 const BLOCK: &str = "<relevant_memories>\n## prefers-tabs (feedback)\nThe user wants Rust indented with tabs\nUse tabs, never spaces, in .rs files.\n</relevant_memories>";
 
@@ -166,22 +168,20 @@ async fn a_tool_registered_mid_turn_appears_in_the_next_requests_prompt() {
 fn prompt_diff_shows_the_memory_moving_into_the_system_prompt() {
     let dir = workspace();
     seed_memory(dir.path());
-    let out = command("agent-tutorial", dir.path())
-        .args([
-            "prompt",
-            "--chapter",
-            "10",
-            "--diff",
-            "9",
-            "--prompt",
-            "indent this Rust file",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(
+        command("agent-tutorial", dir.path())
+            .args([
+                "prompt",
+                "--chapter",
+                "10",
+                "--diff",
+                "9",
+                "--prompt",
+                "indent this Rust file",
+            ])
+            .assert()
+            .success(),
+    );
     let changed: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("-──") || l.starts_with("+──") || l.starts_with("+## "))
@@ -213,16 +213,14 @@ fn chapter_10_runs_offline_from_a_script_with_tracing_of_the_renderer() {
             {"content": "[]"}
         ]),
     );
-    let out = command("ch10", dir.path())
-        .args(["-v", "--prompt", "find text files", "--script"])
-        .arg(&script)
-        .assert()
-        .success()
-        .stdout("Found notes.txt.\n")
-        .get_output()
-        .stderr
-        .clone();
-    let stderr = String::from_utf8(out).unwrap();
+    let stderr = stderr_of(
+        command("ch10", dir.path())
+            .args(["-v", "--prompt", "find text files", "--script"])
+            .arg(&script)
+            .assert()
+            .success()
+            .stdout("Found notes.txt.\n"),
+    );
     let renders: Vec<&str> = stderr
         .lines()
         .filter_map(|l| {

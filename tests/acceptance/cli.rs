@@ -3,7 +3,7 @@
 use predicates::prelude::*;
 use serde_json::json;
 
-use crate::support::{command, workspace, write_script};
+use crate::support::{command, stdout_of, workspace, write_script};
 
 #[test]
 fn missing_configuration_exits_2_and_names_every_variable() {
@@ -45,14 +45,12 @@ fn a_dotenv_in_the_working_directory_is_read() {
 fn prompt_shows_the_first_request_without_credentials() {
     let dir = workspace();
     let root = dir.path().canonicalize().unwrap();
-    let out = command("agent-tutorial", dir.path())
-        .args(["prompt", "--chapter", "2", "--prompt", "Read notes.txt"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(
+        command("agent-tutorial", dir.path())
+            .args(["prompt", "--chapter", "2", "--prompt", "Read notes.txt"])
+            .assert()
+            .success(),
+    );
     let head: Vec<&str> = text.lines().take(7).collect();
     assert_eq!(
         head,
@@ -102,14 +100,12 @@ fn prompt_json_is_the_exact_chat_completions_body() {
 #[test]
 fn chapters_lists_the_built_chapters() {
     let dir = workspace();
-    let out = command("agent-tutorial", dir.path())
-        .arg("chapters")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(
+        command("agent-tutorial", dir.path())
+            .arg("chapters")
+            .assert()
+            .success(),
+    );
     let lines: Vec<&str> = text.lines().take(3).collect();
     assert_eq!(
         lines,
@@ -233,14 +229,12 @@ fn interactive_mode_reads_prompts_until_exit() {
 #[test]
 fn prompt_diff_shows_what_a_chapter_changes_in_the_request() {
     let dir = workspace();
-    let out = command("agent-tutorial", dir.path())
-        .args(["prompt", "--chapter", "2", "--diff", "1"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout_of(
+        command("agent-tutorial", dir.path())
+            .args(["prompt", "--chapter", "2", "--diff", "1"])
+            .assert()
+            .success(),
+    );
     let changed: Vec<&str> = text
         .lines()
         .filter(|l| (l.starts_with('+') || l.starts_with('-')) && !l.starts_with("  "))

@@ -115,3 +115,13 @@ pub fn write_script(dir: &std::path::Path, steps: serde_json::Value) -> std::pat
     std::fs::write(&path, steps.to_string()).unwrap();
     path
 }
+
+/// The standard output of a finished command, as text.
+pub fn stdout_of(assert: assert_cmd::assert::Assert) -> String {
+    String::from_utf8(assert.get_output().stdout.clone()).unwrap()
+}
+
+/// The standard error of a finished command, as text.
+pub fn stderr_of(assert: assert_cmd::assert::Assert) -> String {
+    String::from_utf8(assert.get_output().stderr.clone()).unwrap()
+}
