@@ -1,6 +1,6 @@
 //! `agent-tutorial run` and the chapter binaries: one turn, or an interactive loop.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::sync::Arc;
 
 use agent_core::{Capability, ModelClient, Profile, ScriptedModel};
@@ -106,16 +106,20 @@ fn report_memory(agent: &Agent) {
 /// `chNN >> ` on stderr; an empty line asks again; `exit`, `quit` or end of input ends.
 /// A failed turn is reported and the loop goes on: the history stays valid.
 fn interactive(rt: &tokio::runtime::Runtime, agent: &mut Agent) -> CliResult {
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
     loop {
         eprint!("ch{:02} >> ", agent.profile().chapter);
         let _ = std::io::stderr().flush();
-        let Some(line) = lines.next() else {
+        // Lock stdin only while reading a line: the approval prompt (chapter 3) reads from
+        // stdin too, in the middle of a turn.
+        let mut line = String::new();
+        if std::io::stdin()
+            .read_line(&mut line)
+            .map_err(CliError::runtime)?
+            == 0
+        {
             eprintln!();
             return Ok(());
-        };
-        let line = line.map_err(CliError::runtime)?;
+        }
         let prompt = line.trim();
         match prompt {
             "" => continue,
