@@ -10,7 +10,8 @@ use serde_json::json;
 
 use crate::ch07::install_example_skills;
 use crate::support::{
-    call, command, scripted_agent, scripted_agent_with, stderr_of, stdout_of, tool_round, workspace,
+    call, command, scripted_agent, scripted_agent_with, stderr_of, stdout_of, tool_round,
+    transcript, workspace,
 };
 
 const BLOCK: &str = "<relevant_memories>\n## prefers-tabs (feedback)\nThe user wants Rust indented with tabs\nUse tabs, never spaces, in .rs files.\n</relevant_memories>";
@@ -105,6 +106,7 @@ async fn p10_renders_memory_into_the_prompt_once_per_request() {
     );
     // Three requests, one assembly: the other two were cache hits.
     assert_eq!(agent.prompt_cache_hits(), Some(2));
+    insta::assert_snapshot!(transcript(&requests, dir.path()));
 }
 
 #[tokio::test]
@@ -120,6 +122,7 @@ async fn the_same_session_on_p09_sends_the_block_as_its_own_message() {
         assert!(!request.messages[0].text().contains("<relevant_memories>"));
     }
     assert_eq!(agent.prompt_cache_hits(), None);
+    insta::assert_snapshot!(transcript(&requests, dir.path()));
 }
 
 #[tokio::test]
