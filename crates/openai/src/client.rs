@@ -45,8 +45,18 @@ impl OpenAiModel {
         let api = OpenAIConfig::new()
             .with_api_base(config.base_url.clone())
             .with_api_key(config.api_key.expose());
+        let mut client = Client::with_config(api);
+        // async-openai's default HTTP client has no timeout; ours does.
+        match reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .timeout(config.request_timeout)
+            .build()
+        {
+            Ok(http) => client = client.with_http_client(http),
+            Err(err) => tracing::warn!("cannot set a request timeout: {err}"),
+        }
         Self {
-            client: Client::with_config(api),
+            client,
             model: config.model.clone(),
             sampling: config.sampling,
             key: config.api_key.clone(),

@@ -47,6 +47,7 @@ pub struct OpenAiConfig {
     pub model: String,
     /// Sampling settings; `None` fields leave the server's defaults.
     pub sampling: Sampling,
+    pub request_timeout: std::time::Duration,
 }
 
 /// Request settings besides the messages. Both are optional; small local models need
@@ -57,6 +58,10 @@ pub struct Sampling {
     pub max_tokens: Option<u32>,
 }
 
+/// How long one model request may take before it fails with a transport error. A hung server
+/// must end the run with a message, not freeze it.
+pub const DEFAULT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Values given on the command line; they win over everything else. There is deliberately
 /// no API-key flag: command lines are visible to every user of the machine.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -64,6 +69,7 @@ pub struct ConfigOverrides {
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub sampling: Sampling,
+    pub request_timeout: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -160,6 +166,7 @@ pub fn resolve(
             api_key: ApiKey::new(key),
             model,
             sampling: overrides.sampling,
+            request_timeout: overrides.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
         }),
         _ => Err(ConfigError::Missing { missing }),
     }
@@ -199,6 +206,7 @@ mod tests {
                 api_key: ApiKey::new("file-key"),
                 model: "env-model".into(),
                 sampling: Sampling::default(),
+                request_timeout: DEFAULT_REQUEST_TIMEOUT,
             }
         );
         let from_file = resolve(&ConfigOverrides::default(), env_of(&[]), Some(&dotenv)).unwrap();

@@ -94,6 +94,9 @@ pub struct RunArgs {
     /// Sampling temperature (default: the server's).
     #[arg(long)]
     pub temperature: Option<f32>,
+    /// Seconds one model request may take before the run fails with a timeout.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub request_timeout: u64,
     /// At most this many tokens per reply (sent as `max_tokens`).
     #[arg(long)]
     pub max_tokens: Option<u32>,

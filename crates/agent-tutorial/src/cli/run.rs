@@ -46,6 +46,7 @@ fn choose_model(args: &RunArgs) -> CliResult<ModelChoice> {
             temperature: args.temperature,
             max_tokens: args.max_tokens,
         },
+        request_timeout: Some(std::time::Duration::from_secs(args.request_timeout)),
     };
     let dotenv = std::env::current_dir().ok().map(|d| d.join(".env"));
     let config = agent_openai::resolve(&overrides, |k| std::env::var(k).ok(), dotenv.as_deref())

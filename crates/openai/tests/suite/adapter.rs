@@ -22,6 +22,7 @@ fn config(server: &MockServer) -> OpenAiConfig {
             temperature: Some(0.0),
             max_tokens: Some(64),
         },
+        request_timeout: std::time::Duration::from_secs(5),
     }
 }
 
@@ -274,6 +275,7 @@ async fn an_unreachable_server_is_a_transport_error() {
         api_key: ApiKey::new(KEY),
         model: "m".into(),
         sampling: Sampling::default(),
+        request_timeout: std::time::Duration::from_secs(5),
     });
     let request = ModelRequest {
         messages: vec![Message::user("hi")],
@@ -282,4 +284,27 @@ async fn an_unreachable_server_is_a_transport_error() {
     let err = model.complete(&request).await.unwrap_err();
     assert!(matches!(err, ModelError::Transport { .. }), "{err:?}");
     assert!(!err.to_string().contains(KEY));
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_a_timeout_not_a_hang() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30)))
+        .mount(&server)
+        .await;
+    let mut cfg = config(&server);
+    cfg.request_timeout = std::time::Duration::from_millis(200);
+    let model = OpenAiModel::new(&cfg);
+    let request = ModelRequest {
+        messages: vec![Message::user("hi")],
+        tools: vec![],
+    };
+    let err = model.complete(&request).await.unwrap_err();
+    assert!(matches!(err, ModelError::Transport { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("could not reach the model server: "),
+        "{err}"
+    );
 }
