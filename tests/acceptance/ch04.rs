@@ -300,7 +300,8 @@ fn chapter_4_loads_shell_hooks_from_the_workspace() {
         json!([
             {"tool_calls": [
                 {"id": "c1", "name": "glob", "arguments": {"pattern": "*"}},
-                {"id": "c2", "name": "read_file", "arguments": {"path": "notes.txt"}}
+                {"id": "c2", "name": "read_file", "arguments": {"path": "notes.txt"}},
+                {"id": "c3", "name": "edit_file", "arguments": {"path": "notes.txt", "old_text": "alpha", "new_text": "a"}}
             ]},
             {"content": "blocked twice"}
         ]),
@@ -313,6 +314,10 @@ fn chapter_4_loads_shell_hooks_from_the_workspace() {
         .stderr(predicate::str::contains("[result] Error [hook_blocked]: no globbing (hook `hooks.json#0`)"))
         .stderr(predicate::str::contains(
             "[result] Error [hook_error]: PreToolUse hook `hooks.json#1` failed: timed out after 0.2s",
+        ))
+        // A PostToolUse hook answering garbage is reported, and the run goes on.
+        .stderr(predicate::str::contains(
+            "PostToolUse hook `hooks.json#2` failed: answered invalid JSON (expected ident at line 1 column 2)",
         ));
     let event: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("event.json")).unwrap())

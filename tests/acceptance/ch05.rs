@@ -127,6 +127,11 @@ fn chapter_5_shows_the_plan_when_it_changes() {
                 {"content": "write", "status": "in_progress"},
                 {"content": "check", "status": "pending"}
             ]}}]},
+            {"tool_calls": [{"id": "c2", "name": "todo_write", "arguments": {"todos": [
+                {"content": "read", "status": "completed"},
+                {"content": "write", "status": "in_progress"},
+                {"content": "check", "status": "pending"}
+            ]}}]},
             {"content": "planned"}
         ]),
     );
@@ -135,7 +140,8 @@ fn chapter_5_shows_the_plan_when_it_changes() {
         .arg(&script)
         .assert()
         .success()
+        // The same plan written twice is shown once.
         .stderr(predicate::str::ends_with(
-            "[plan]\n  [x] read\n  [>] write\n  [ ] check\n",
+            "[plan]\n  [x] read\n  [>] write\n  [ ] check\n[tool] todo_write {\"todos\":[{\"content\":\"read\",\"status\":\"completed\"},{\"content\":\"write\",\"status\":\"in_progress\"},{\"content\":\"check\",\"status\":\"pending\"}]}\n[result] ok: 1 lines, 123 bytes\n",
         ));
 }

@@ -9,6 +9,8 @@ use agent_core::{RunObserver, ToolCall, ToolFailure};
 #[derive(Debug, Default)]
 pub struct CliObserver {
     record: Option<std::sync::Mutex<std::fs::File>>,
+    /// The plan last shown, so an unchanged `todo_write` prints nothing.
+    plan: std::sync::Mutex<String>,
 }
 
 impl CliObserver {
@@ -22,7 +24,10 @@ impl CliObserver {
             )),
             None => None,
         };
-        Ok(Self { record })
+        Ok(Self {
+            record,
+            plan: std::sync::Mutex::default(),
+        })
     }
 }
 
@@ -70,7 +75,15 @@ impl RunObserver for CliObserver {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "[result] {}", summarize(result));
         if let (Ok(text), "todo_write") = (result, call.name.as_str()) {
-            let _ = write!(err, "{}", render_plan(text));
+            let plan = render_plan(text);
+            let mut last = self
+                .plan
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if *last != plan {
+                let _ = write!(err, "{plan}");
+                *last = plan;
+            }
         }
     }
 }
