@@ -292,6 +292,48 @@ fn dynamic_prompt(
     Ok(provider)
 }
 
+/// What a subagent shares with its parent (chapter 6): model, workspace, permission gate and
+/// hooks. Its registry, plan and history are its own, built fresh for every `task` call.
+struct ChildParts {
+    profile: Profile,
+    model: Arc<dyn ModelClient>,
+    workspace: Workspace,
+    bash: BashConfig,
+    skills: Arc<SkillCatalog>,
+    gate: Arc<dyn PermissionGate>,
+    hooks: Arc<dyn TurnHooks>,
+    observer: Arc<dyn RunObserver>,
+}
+
+impl ChildParts {
+    fn runner(&self) -> Result<AgentRunner, String> {
+        // `base_tools` never adds `task`: a subagent cannot start subagents.
+        let todo = Arc::new(TodoList::default());
+        let registry = base_tools(
+            self.profile,
+            &self.workspace,
+            self.bash,
+            &todo,
+            &self.skills,
+        )
+        .build()
+        .map_err(|err| err.to_string())?;
+        let mut child = AgentRunner::builder(
+            self.model.clone(),
+            Arc::new(registry),
+            fixed_prompt(SUBAGENT_SYSTEM_PROMPT, &self.workspace),
+        )
+        .max_turns(SUBAGENT_MAX_TURNS)
+        .gate(self.gate.clone())
+        .hooks(self.hooks.clone())
+        .observer(self.observer.clone());
+        if self.profile.has(Capability::Todo) {
+            child = child.processor(Arc::new(TodoReminder::default()));
+        }
+        Ok(child.build())
+    }
+}
+
 /// Builds the agent for `profile`.
 pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildError> {
     let workspace = deps.workspace.clone();
@@ -316,35 +358,20 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
     let todo = Arc::new(TodoList::default());
     let mut tools = base_tools(profile, &workspace, deps.bash, &todo, &skills);
     if profile.has(Capability::Subagent) {
-        let (model, ws, gate, hooks, observer, skills) = (
-            deps.model.clone(),
-            workspace.clone(),
-            gate.clone(),
-            turn_hooks.clone(),
-            deps.observer.clone(),
-            skills.clone(),
-        );
-        let bash = deps.bash;
-        let factory = move || {
-            let child_todo = Arc::new(TodoList::default());
-            let registry = base_tools(profile, &ws, bash, &child_todo, &skills)
-                .build()
-                .map_err(|err| err.to_string())?;
-            let mut child = AgentRunner::builder(
-                model.clone(),
-                Arc::new(registry),
-                fixed_prompt(SUBAGENT_SYSTEM_PROMPT, &ws),
-            )
-            .max_turns(SUBAGENT_MAX_TURNS)
-            .gate(gate.clone())
-            .hooks(hooks.clone())
-            .observer(observer.clone());
-            if profile.has(Capability::Todo) {
-                child = child.processor(Arc::new(TodoReminder::default()));
-            }
-            Ok(child.build())
+        let child = ChildParts {
+            profile,
+            model: deps.model.clone(),
+            workspace: workspace.clone(),
+            bash: deps.bash,
+            skills: skills.clone(),
+            gate: gate.clone(),
+            hooks: turn_hooks.clone(),
+            observer: deps.observer.clone(),
         };
-        tools = tools.tool(subagent::spec(), Arc::new(TaskTool::new(factory)));
+        tools = tools.tool(
+            subagent::spec(),
+            Arc::new(TaskTool::new(move || child.runner())),
+        );
     }
     let tools = Arc::new(tools.build()?);
 
