@@ -5,6 +5,7 @@
 //! - [`cli`]: `agent-tutorial run | prompt | chapters` and the chapter binaries' `main`.
 //! - [`render`]: readable views of a request (used by `prompt` and the snapshot tests).
 
+mod agent;
 pub mod bootstrap;
 pub mod cli;
 pub mod observer;
