@@ -38,6 +38,7 @@ run_chapter() {
     local start=$SECONDS code=0
     "$bin" run --chapter "$chapter" --workspace "$work/ws" --prompt "$prompt" \
         --temperature 0 --max-tokens 256 --max-turns 4 --final-answer --approve all --record "$rec" \
+        --request-timeout 120 \
         >"$out" 2>"$err" || code=$?
     local calls requests
     calls=$(grep -c '^\[tool\] ' "$err" || true)
