@@ -4,8 +4,12 @@
 
 set positional-arguments
 
-# Test targets shared by every chapter: the crates' own tests.
-crates := "-p agent-core -p agent-tools -p agent-openai -p agent-frontmatter -p agent-skills -p agent-compaction -p agent-memory -p agent-prompting"
+# The crates each chapter uses, cumulatively; `test-chNN` runs their own tests.
+base := "-p agent-core -p agent-tools -p agent-openai"
+skills := base + " -p agent-frontmatter -p agent-skills"
+compaction := skills + " -p agent-compaction"
+memory := compaction + " -p agent-memory"
+prompting := memory + " -p agent-prompting"
 
 default:
     @just --list
@@ -54,50 +58,50 @@ ch09 *args:
 ch10 *args:
     cargo run -q -p agent-tutorial --bin ch10 -- "$@"
 
-# The crates' tests, then the acceptance tests whose module names are given (offline).
-_test-chapter +modules:
+# The given crates' tests, then the acceptance tests of the given modules (offline).
+_test-chapter crates +modules:
     cargo test {{crates}}
     cargo test -p agent-tutorial --lib --test acceptance -- cli:: {{modules}}
 
 # Chapter 1's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch01:
-    @just _test-chapter ch01::
+    @just _test-chapter "{{base}}" ch01::
 
 # Chapter 2's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch02:
-    @just _test-chapter ch01:: ch02::
+    @just _test-chapter "{{base}}" ch01:: ch02::
 
 # Chapter 3's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch03:
-    @just _test-chapter ch01:: ch02:: ch03::
+    @just _test-chapter "{{base}}" ch01:: ch02:: ch03::
 
 # Chapter 4's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch04:
-    @just _test-chapter ch01:: ch02:: ch03:: ch04::
+    @just _test-chapter "{{base}}" ch01:: ch02:: ch03:: ch04::
 
 # Chapter 5's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch05:
-    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05::
+    @just _test-chapter "{{base}}" ch01:: ch02:: ch03:: ch04:: ch05::
 
 # Chapter 6's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch06:
-    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06::
+    @just _test-chapter "{{base}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06::
 
 # Chapter 7's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch07:
-    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07::
+    @just _test-chapter "{{skills}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07::
 
 # Chapter 8's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch08:
-    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08::
+    @just _test-chapter "{{compaction}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08::
 
 # Chapter 9's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch09:
-    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09::
+    @just _test-chapter "{{memory}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09::
 
 # Chapter 10's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch10:
-    @just _test-chapter ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
+    @just _test-chapter "{{prompting}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
 
 # SmolLM2-135M via llama-cpp-python; first run: ~100 MB download and a ~12 minute build.
 # Set up and start a small real model on 127.0.0.1 and print the OPENAI_* settings to use.
