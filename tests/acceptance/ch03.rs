@@ -164,3 +164,65 @@ fn chapter_3_denies_without_a_terminal_and_writes_the_audit_log() {
         .success();
     assert!(dir.path().join("ran").exists());
 }
+
+/// Drives `ch03` through a real pseudo-terminal (`script` from util-linux), so the terminal
+/// approval provider asks, reads `y` and `n` from the same stdin as the interactive loop, and
+/// acts on each answer.
+#[test]
+fn at_a_terminal_the_user_is_asked_and_the_answer_is_obeyed() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch ran"}}]},
+            {"content": "first done"},
+            {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+            {"content": "second done"}
+        ]),
+    );
+    let bin = assert_cmd::cargo::cargo_bin("ch03");
+    let line = format!("'{}' --script '{}'", bin.display(), script.display());
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(dir.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"run it\ny\nwrite it\nn\nexit\n")
+        .unwrap();
+    // A regression here is a deadlock (both readers on stdin), so bound the wait.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("ch03 did not finish within 30 s at a terminal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let screen = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    let asked: Vec<&str> = screen
+        .lines()
+        .flat_map(|l| l.split("ch03 >> "))
+        .filter(|l| l.starts_with("Allow ") || l.starts_with("[result]"))
+        .collect();
+    assert_eq!(
+        asked,
+        vec![
+            "Allow bash touch ran? [y/N] [result] ok: 1 lines, 11 bytes",
+            "Allow write_file x.txt? [y/N] [result] Error [permission_denied]: changing a file needs approval; the user declined (by writes_ask)",
+        ]
+    );
+    assert!(dir.path().join("ran").exists());
+    assert!(!dir.path().join("x.txt").exists());
+}
