@@ -21,7 +21,10 @@ set +a
 
 cargo build -q -p agent-tutorial --bins
 bin="$root/target/debug/agent-tutorial"
-work="$(mktemp -d)"
+# A fixed path: the workspace path is part of the prompt, and at temperature 0 the same prompt
+# gives the same generations, so every run (here, in CI) replays the same session.
+work=/tmp/agent-tutorial-e2e
+rm -rf "$work"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/ws"
 printf 'The launch code is 4242.\n' >"$work/ws/notes.txt"

@@ -55,13 +55,25 @@ answers() { curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$1/v1/models"; 
 running=""
 if [ -f "$pidfile" ] && [ -f "$portfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
     port="$(cat "$portfile")"
-    if answers "$port"; then running=yes; fi
+    # A busy server (one request at a time) can take a while to answer; wait before giving up,
+    # and never leave a second server running beside it.
+    for _ in $(seq 1 30); do
+        if answers "$port"; then running=yes; break; fi
+        sleep 2
+    done
+    if [ -z "$running" ]; then
+        say "the server $(cat "$pidfile") does not answer; restarting it"
+        kill "$(cat "$pidfile")" 2>/dev/null || true
+        sleep 1
+        kill -9 "$(cat "$pidfile")" 2>/dev/null || true
+    fi
 fi
 
 if [ -z "$running" ]; then
     port="${LOCAL_MODEL_PORT:-$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
     say "starting the server on 127.0.0.1:$port (log: .local-model/server.log)"
-    nohup "$dir/venv/bin/python" -m llama_cpp.server \
+    # scripts/serve_local_model.py caps the server's internally unbounded generations.
+    nohup "$dir/venv/bin/python" "$root/scripts/serve_local_model.py" \
         --model "$weights" --model_alias smollm2-135m \
         --chat_format chatml-function-calling \
         --host 127.0.0.1 --port "$port" --n_ctx 8192 >"$log" 2>&1 &
