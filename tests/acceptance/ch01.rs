@@ -64,3 +64,34 @@ async fn calling_a_chapter_2_tool_in_chapter_1_is_an_unknown_tool() {
         "Error [unknown_tool]: no tool named `read_file`; available: bash"
     );
 }
+
+#[test]
+fn the_model_cannot_read_the_api_key_through_bash() {
+    let dir = workspace();
+    let script = crate::support::write_script(
+        dir.path(),
+        serde_json::json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo \"key=[$OPENAI_API_KEY] path=${PATH:+set}\""}}]},
+            {"content": "done"}
+        ]),
+    );
+    let record = dir.path().join("requests.jsonl");
+    crate::support::command("ch01", dir.path())
+        // A fake key in the harness's own environment, as a developer would have it.
+        .env("OPENAI_API_KEY", "sk-fake-but-secret")
+        .args(["--prompt", "print the key", "--script"])
+        .arg(&script)
+        .arg("--record")
+        .arg(&record)
+        .assert()
+        .success();
+    let requests: Vec<agent_core::ModelRequest> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        requests[1].messages.last().unwrap().text(),
+        "key=[] path=set\n"
+    );
+}

@@ -102,20 +102,39 @@ pub(crate) fn kill_group(pid: Option<u32>) {
     }
 }
 
+/// Whether an environment variable is kept from commands the model (or a hook) runs: the
+/// model-server credentials are not, so `echo $OPENAI_API_KEY` cannot put the key into the
+/// conversation, a transcript or an artifact file.
+pub fn inherits(name: &str) -> bool {
+    !name.starts_with("OPENAI_")
+}
+
+/// `bash -c <command>` in the workspace, in its own process group (so a timeout can kill
+/// everything it starts), killed if dropped, without the variables [`inherits`] refuses.
+pub(crate) fn shell(workspace: &Workspace, command: &str) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(workspace.root())
+        .process_group(0)
+        .kill_on_drop(true);
+    for (name, _) in std::env::vars_os() {
+        if !inherits(&name.to_string_lossy()) {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
+}
+
 pub async fn run(
     workspace: &Workspace,
     command: &str,
     config: BashConfig,
 ) -> Result<String, ToolFailure> {
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(workspace.root())
+    let mut child = shell(workspace, command)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
         .spawn()
         .map_err(|err| ToolFailure::execution(format!("cannot start bash: {err}")))?;
     let pid = child.id();
@@ -189,6 +208,21 @@ mod tests {
             run(&ws, "true", BashConfig::default()).await.unwrap(),
             "(no output)"
         );
+    }
+
+    #[test]
+    fn model_server_credentials_are_not_inherited() {
+        let kept: Vec<bool> = [
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "PATH",
+            "HOME",
+            "MY_OPENAI_X",
+        ]
+        .iter()
+        .map(|n| inherits(n))
+        .collect();
+        assert_eq!(kept, vec![false, false, true, true, true]);
     }
 
     #[tokio::test]

@@ -7,9 +7,8 @@ use std::time::Duration;
 use agent_core::hooks::{Hook, HookEvent, HookResult};
 use async_trait::async_trait;
 use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
-use crate::bash::kill_group;
+use crate::bash::{kill_group, shell};
 use crate::workspace::Workspace;
 
 /// Runs `bash -c <command>` in the workspace for each event.
@@ -29,15 +28,10 @@ impl Hook for ShellHook {
 
     async fn run(&self, event: &HookEvent) -> Result<HookResult, String> {
         let input = serde_json::to_vec(event).map_err(|e| e.to_string())?;
-        let mut child = Command::new("bash")
-            .arg("-c")
-            .arg(&self.command)
-            .current_dir(self.workspace.root())
+        let mut child = shell(&self.workspace, &self.command)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", self.command))?;
         let pid = child.id();
