@@ -121,6 +121,14 @@ impl MemorySession {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The stored records, or `None` with the error recorded.
+    fn load(&self) -> Option<Vec<MemoryRecord>> {
+        self.store
+            .load()
+            .map_err(|err| self.record_error(format!("cannot load memories: {err}")))
+            .ok()
+    }
+
     fn record_error(&self, error: String) {
         tracing::warn!("memory: {error}");
         self.state().last_error = Some(error);
@@ -158,9 +166,8 @@ impl MemorySession {
             state.extracted.clear();
             state.last_error = None;
         }
-        let records = match self.store.load() {
-            Ok(records) => records,
-            Err(err) => return self.record_error(format!("cannot load memories: {err}")),
+        let Some(records) = self.load() else {
+            return;
         };
         if records.is_empty() {
             return;
@@ -184,9 +191,8 @@ impl MemorySession {
     /// Selects by keywords only, without a model call: for previews (`agent-tutorial prompt`),
     /// which must show what a turn would send without calling any model.
     pub fn select_by_keywords(&self, query: &str) {
-        let records = match self.store.load() {
-            Ok(records) => records,
-            Err(err) => return self.record_error(format!("cannot load memories: {err}")),
+        let Some(records) = self.load() else {
+            return;
         };
         let selected = keywords::select(query, &records, MAX_SELECTED)
             .into_iter()
@@ -252,9 +258,8 @@ impl MemorySession {
     /// After the turn: extracts new records from `turn` (the messages of this turn) and, at
     /// [`CONSOLIDATE_AT`] or more records, consolidates. Failures are recorded, not returned.
     pub async fn complete(&self, turn: &[Message]) {
-        let existing = match self.store.load() {
-            Ok(records) => records,
-            Err(err) => return self.record_error(format!("cannot load memories: {err}")),
+        let Some(existing) = self.load() else {
+            return;
         };
         match self.extract(turn, &existing).await {
             Ok(records) if records.is_empty() => {}
