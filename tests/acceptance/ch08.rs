@@ -51,6 +51,31 @@ struct Router {
     requests: std::sync::Mutex<Vec<ModelRequest>>,
 }
 
+impl Router {
+    fn new(replies: Vec<ModelReply>) -> Arc<Self> {
+        Arc::new(Self {
+            script: ScriptedModel::replies(replies),
+            summaries: AtomicUsize::new(0),
+            requests: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+}
+
+/// A chapter-8 agent on `router` whose summary kicks in above `byte_budget` bytes.
+fn compacting_agent(
+    dir: &std::path::Path,
+    router: &Arc<Router>,
+    byte_budget: usize,
+) -> agent_tutorial::Agent {
+    let mut deps = AgentDeps::new(router.clone(), Workspace::new(dir).unwrap());
+    deps.compaction = CompactionConfig {
+        byte_budget,
+        ..CompactionConfig::default()
+    };
+    deps.max_turns = 100;
+    build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap()
+}
+
 #[async_trait]
 impl ModelClient for Router {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
@@ -80,18 +105,8 @@ async fn a_long_session_keeps_every_request_paired_and_under_budget() {
         })
         .collect();
     replies.push(ModelReply::text("read it 64 times"));
-    let router = Arc::new(Router {
-        script: ScriptedModel::replies(replies),
-        summaries: AtomicUsize::new(0),
-        requests: std::sync::Mutex::new(Vec::new()),
-    });
-    let mut deps = AgentDeps::new(router.clone(), Workspace::new(dir.path()).unwrap());
-    deps.compaction = CompactionConfig {
-        byte_budget: 8_000,
-        ..CompactionConfig::default()
-    };
-    deps.max_turns = 100;
-    let mut agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
+    let router = Router::new(replies);
+    let mut agent = compacting_agent(dir.path(), &router, 8_000);
     let outcome = agent.run_turn("read big.txt many times").await.unwrap();
     assert_eq!(outcome.final_text, "read it 64 times");
     router.script.finish().unwrap();
@@ -142,17 +157,8 @@ async fn an_unchanged_prefix_is_not_summarized_twice() {
         })
         .chain([ModelReply::text("done")])
         .collect();
-    let router = Arc::new(Router {
-        script: ScriptedModel::replies(replies),
-        summaries: AtomicUsize::new(0),
-        requests: std::sync::Mutex::new(Vec::new()),
-    });
-    let mut deps = AgentDeps::new(router.clone(), Workspace::new(dir.path()).unwrap());
-    deps.compaction = CompactionConfig {
-        byte_budget: 10_000,
-        ..CompactionConfig::default()
-    };
-    let mut agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
+    let router = Router::new(replies);
+    let mut agent = compacting_agent(dir.path(), &router, 10_000);
     agent.run_turn("go").await.unwrap();
     let after_turn = agent.summaries_made();
     // Building the next request twice for the same history: the prefix is the same both times.

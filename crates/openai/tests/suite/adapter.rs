@@ -164,11 +164,7 @@ async fn usage_and_cached_tokens_are_kept_and_no_tools_means_no_tool_fields() {
         .mount(&server)
         .await;
     let model = OpenAiModel::new(&config(&server));
-    let request = ModelRequest {
-        messages: vec![Message::user("hi")],
-        tools: vec![],
-    };
-    let reply = model.complete(&request).await.unwrap();
+    let reply = model.complete(&hi()).await.unwrap();
     assert_eq!(
         reply.usage,
         Some(agent_core::Usage {
@@ -192,11 +188,7 @@ async fn error_for(status: u16, body: Value) -> ModelError {
         .mount(&server)
         .await;
     let model = OpenAiModel::new(&config(&server));
-    let request = ModelRequest {
-        messages: vec![Message::user("hi")],
-        tools: vec![],
-    };
-    model.complete(&request).await.unwrap_err()
+    model.complete(&hi()).await.unwrap_err()
 }
 
 fn api_error(message: &str, code: Option<&str>) -> Value {
@@ -277,11 +269,7 @@ async fn an_unreachable_server_is_a_transport_error() {
         sampling: Sampling::default(),
         request_timeout: std::time::Duration::from_secs(5),
     });
-    let request = ModelRequest {
-        messages: vec![Message::user("hi")],
-        tools: vec![],
-    };
-    let err = model.complete(&request).await.unwrap_err();
+    let err = model.complete(&hi()).await.unwrap_err();
     assert!(matches!(err, ModelError::Transport { .. }), "{err:?}");
     assert!(!err.to_string().contains(KEY));
 }
@@ -296,15 +284,19 @@ async fn a_server_that_never_answers_is_a_timeout_not_a_hang() {
     let mut cfg = config(&server);
     cfg.request_timeout = std::time::Duration::from_millis(200);
     let model = OpenAiModel::new(&cfg);
-    let request = ModelRequest {
-        messages: vec![Message::user("hi")],
-        tools: vec![],
-    };
-    let err = model.complete(&request).await.unwrap_err();
+    let err = model.complete(&hi()).await.unwrap_err();
     assert!(matches!(err, ModelError::Transport { .. }), "{err:?}");
     assert!(
         err.to_string()
             .starts_with("could not reach the model server: "),
         "{err}"
     );
+}
+
+/// A one-message request with no tools.
+fn hi() -> ModelRequest {
+    ModelRequest {
+        messages: vec![Message::user("hi")],
+        tools: vec![],
+    }
 }
