@@ -4,11 +4,9 @@
 //! dropped it. Persisting it keeps the request small while nothing is lost: the model can read
 //! the file back with `read_file` (or `grep` it with `bash`) when it needs more.
 
-use std::path::PathBuf;
-
 use agent_core::ToolCall;
 use agent_core::seams::ResultShaper;
-use agent_tools::Workspace;
+use agent_workspace::{Existing, PathError, Workspace};
 use async_trait::async_trait;
 
 /// Where artifacts go, relative to the workspace.
@@ -90,18 +88,25 @@ impl ArtifactStore {
     }
 
     /// Writes `content` to a fresh artifact file and returns its workspace-relative path.
-    fn persist(&self, call_id: &str, content: &str) -> std::io::Result<String> {
-        let dir = self.workspace.root().join(ARTIFACT_DIR);
-        std::fs::create_dir_all(&dir)?;
+    /// Through the boundary: an artifact folder that is a symlink to outside, or a planted
+    /// link at the file's name, is refused, never written through.
+    fn persist(&self, call_id: &str, content: &str) -> Result<String, PathError> {
         let stem = file_stem(call_id);
-        let mut path: PathBuf = dir.join(format!("{stem}.txt"));
         let mut n = 1;
-        while path.exists() {
+        loop {
+            let name = match n {
+                1 => format!("{ARTIFACT_DIR}/{stem}.txt"),
+                n => format!("{ARTIFACT_DIR}/{stem}-{n}.txt"),
+            };
+            let path = self.workspace.inside(&name)?;
+            if self.workspace.kind(&path)?.is_none() {
+                // `Refuse`: a file that appeared since the look is never overwritten.
+                self.workspace
+                    .write_atomic(&path, content.as_bytes(), Existing::Refuse)?;
+                return Ok(path.to_string());
+            }
             n += 1;
-            path = dir.join(format!("{stem}-{n}.txt"));
         }
-        std::fs::write(&path, content)?;
-        Ok(self.workspace.relative(&path))
     }
 
     fn persist_into(&self, entry: &mut (ToolCall, String)) {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_core::seams::ProcessError;
 use agent_core::{HistoryProcessor, Message, ModelClient, ModelRequest};
-use agent_tools::Workspace;
+use agent_workspace::{Existing, PathError, Workspace};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
@@ -173,22 +173,25 @@ impl Compactor {
         self.summaries.load(Ordering::SeqCst)
     }
 
-    fn save_transcript(&self, messages: &[Message]) -> std::io::Result<String> {
-        let dir = self.workspace.root().join(TRANSCRIPT_DIR);
-        std::fs::create_dir_all(&dir)?;
+    /// Saves the full history before a summary replaces part of it, through the boundary (a
+    /// transcript folder linked to outside is refused).
+    fn save_transcript(&self, messages: &[Message]) -> Result<String, TranscriptError> {
         let n = self.transcripts.fetch_add(1, Ordering::SeqCst) + 1;
         let millis = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or(0);
-        let path = dir.join(format!("transcript-{millis}-{n}.jsonl"));
+        let path = self
+            .workspace
+            .inside(&format!("{TRANSCRIPT_DIR}/transcript-{millis}-{n}.jsonl"))?;
         let mut text = String::new();
         for message in messages {
             text.push_str(&serde_json::to_string(message)?);
             text.push('\n');
         }
-        std::fs::write(&path, text)?;
-        Ok(self.workspace.relative(&path))
+        self.workspace
+            .write_atomic(&path, text.as_bytes(), Existing::Refuse)?;
+        Ok(path.to_string())
     }
 
     /// The summary of `middle`, reusing the cached one when the prefix is unchanged and
@@ -294,4 +297,13 @@ impl HistoryProcessor for OverflowSnip {
             .flatten()
             .collect())
     }
+}
+
+/// Why a transcript could not be saved.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error("cannot serialize the history: {0}")]
+    Json(#[from] serde_json::Error),
 }

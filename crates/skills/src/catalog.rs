@@ -1,15 +1,16 @@
 //! Scanning `skills/*/SKILL.md` into a bounded, sorted catalog.
 
-use std::fs::File;
-use std::io::BufReader;
-use std::path::PathBuf;
+use std::io::{BufReader, Read};
 
-use agent_tools::Workspace;
+use agent_workspace::{FileKind, Inside, Workspace};
 use serde::Deserialize;
 
 pub const MAX_CATALOG_ENTRIES: usize = 100;
 pub const MAX_CATALOG_BYTES: usize = 8_000;
 pub const MAX_NAME_LEN: usize = 64;
+/// The most of a SKILL.md that is read: front matter for the catalog, the body for
+/// `load_skill`. A repository's skill is untrusted input, so it is bounded like any read.
+pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
 /// What the prompt says when there is no skill.
 pub const NO_SKILLS: &str = "(No workspace skills are available.)";
 
@@ -18,8 +19,8 @@ pub const NO_SKILLS: &str = "(No workspace skills are available.)";
 pub struct SkillEntry {
     pub name: String,
     pub description: String,
-    /// The SKILL.md file, as found inside the workspace.
-    pub path: PathBuf,
+    /// The SKILL.md file, as the boundary resolved it.
+    pub path: Inside,
 }
 
 impl SkillEntry {
@@ -58,16 +59,18 @@ impl SkillCatalog {
     /// never hides the others. A missing folder is an empty catalog.
     pub fn scan(workspace: &Workspace) -> Self {
         let mut catalog = Self::default();
-        let dir = workspace.root().join("skills");
-        let Ok(read) = std::fs::read_dir(&dir) else {
+        let Ok(folder) = workspace.inside("skills") else {
             return catalog;
         };
-        let mut folders: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        folders.sort();
-        for folder in folders {
-            let file = folder.join("SKILL.md");
-            let shown = workspace.relative(&file);
-            match Self::read_entry(workspace, &folder, &file) {
+        let Ok(entries) = workspace.list_dir(&folder) else {
+            return catalog;
+        };
+        for entry in entries {
+            if !matches!(entry.kind, FileKind::Directory | FileKind::Symlink) {
+                continue;
+            }
+            let shown = format!("skills/{}/SKILL.md", entry.name);
+            match Self::read_entry(workspace, &entry.name, &shown) {
                 Ok(Some(entry)) => catalog.entries.push(entry),
                 Ok(None) => {}
                 Err(reason) => {
@@ -82,24 +85,21 @@ impl SkillCatalog {
 
     fn read_entry(
         workspace: &Workspace,
-        folder: &std::path::Path,
-        file: &std::path::Path,
+        folder_name: &str,
+        shown: &str,
     ) -> Result<Option<SkillEntry>, String> {
-        if !folder.is_dir() {
+        // Through the boundary: a skill folder or file that is a symlink to outside is refused.
+        let inside = workspace.inside(shown).map_err(|err| err.to_string())?;
+        let folder = inside.parent().unwrap_or_else(|| inside.clone());
+        if workspace.kind(&folder).map_err(|e| e.to_string())? != Some(FileKind::Directory) {
             return Ok(None);
         }
-        let folder_name = folder
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // Resolving through the workspace refuses a skill folder that is a symlink to outside.
-        let inside = workspace
-            .resolve(&workspace.relative(file))
-            .map_err(|err| err.to_string())?;
-        if !inside.is_file() {
-            return Err("no SKILL.md in the folder".into());
-        }
-        let reader = BufReader::new(File::open(&inside).map_err(|e| e.to_string())?);
+        let file = match workspace.open_regular(&inside) {
+            Ok(file) => file,
+            Err(err) if err.is_not_found() => return Err("no SKILL.md in the folder".into()),
+            Err(err) => return Err(err.to_string()),
+        };
+        let reader = BufReader::new(file.take(MAX_SKILL_BYTES));
         let header: Header = agent_frontmatter::read_header(reader).map_err(|e| e.to_string())?;
         if !is_slug(&header.name) {
             return Err(format!(

@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use agent_core::tool::parse_arguments;
 use agent_core::{PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec};
-use agent_tools::Workspace;
+use agent_workspace::Workspace;
+
+use crate::catalog::MAX_SKILL_BYTES;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
@@ -59,11 +61,14 @@ impl ToolHandler for LoadSkill {
                 }
             ))
         })?;
-        let relative = self.workspace.relative(&entry.path);
-        let path = self.workspace.resolve(&relative)?;
-        let text = tokio::fs::read_to_string(&path).await.map_err(|err| {
-            ToolFailure::execution(format!("cannot read skill `{}`: {err}", args.name))
-        })?;
+        // Checked again: the folder may have become a link to outside since the scan.
+        let path = self.workspace.inside(&entry.path.to_string())?;
+        let text = self
+            .workspace
+            .read_to_string(&path, MAX_SKILL_BYTES)
+            .map_err(|err| {
+                ToolFailure::execution(format!("cannot read skill `{}`: {err}", args.name))
+            })?;
         let (_, body) = agent_frontmatter::split(&text)
             .map_err(|err| ToolFailure::execution(format!("skill `{}`: {err}", args.name)))?;
         Ok(body.trim_start_matches('\n').to_string())

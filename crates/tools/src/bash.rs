@@ -1,9 +1,12 @@
 //! `bash{command}`: run a shell command in the workspace.
 //!
-//! The command runs in its own process group so that a timeout can kill everything it
-//! started (a `sleep` in the background, a child that ignores SIGTERM), not just `bash`.
+//! The command runs in its own process group, marked so that everything it started can be
+//! found (`agent_workspace::process`): when the call ends, by finishing or by its deadline,
+//! every process it started is killed — a `sleep` in the background, a child that ignores
+//! SIGTERM, one that left the group with `setsid`.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_core::{
@@ -12,11 +15,12 @@ use agent_core::{
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
+use agent_workspace::process::{ProcessTree, Shell, shell};
+
+use crate::Workspace;
 use crate::output::Capture;
-use crate::workspace::Workspace;
 
 /// Limits for `bash`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,97 +80,116 @@ impl ToolHandler for BashTool {
     }
 }
 
-/// Reads a pipe to the end in bounded memory, so the child never blocks on a full pipe.
-async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>, cap: usize) -> Capture {
-    let mut capture = Capture::new(cap);
+/// Reads a pipe to the end into a shared bounded capture, so the child never blocks on a full
+/// pipe and whatever arrived is still there if the reader has to be abandoned.
+async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>, capture: Arc<Mutex<Capture>>) {
     let Some(mut pipe) = pipe else {
-        return capture;
+        return;
     };
     let mut buf = [0u8; 8192];
     while let Ok(n) = pipe.read(&mut buf).await {
         if n == 0 {
             break;
         }
-        capture.push(&buf[..n]);
-    }
-    capture
-}
-
-pub(crate) fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) {
-        // SAFETY: killpg only sends a signal; the group id is the child's pid because the
-        // child was spawned with `process_group(0)`. SIGKILL cannot be caught or ignored.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
+        capture
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(&buf[..n]);
     }
 }
 
-/// Whether an environment variable is kept from commands the model (or a hook) runs: the
-/// model-server credentials are not, so `echo $OPENAI_API_KEY` cannot put the key into the
-/// conversation, a transcript or an artifact file.
-pub fn inherits(name: &str) -> bool {
-    !name.starts_with("OPENAI_")
+/// How long the pipes may stay open after every process of the call was killed. Only a
+/// process that escaped the sweep (see `agent_workspace::process`) could hold them longer.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// What a supervised command left: its exit status (`None`: the deadline passed and it was
+/// killed) and its bounded stdout and stderr.
+pub(crate) struct Finished {
+    pub status: Option<std::process::ExitStatus>,
+    pub stdout: Capture,
+    pub stderr: Capture,
 }
 
-/// `bash -c <command>` in the workspace, in its own process group (so a timeout can kill
-/// everything it starts), killed if dropped, without the variables [`inherits`] refuses.
-pub(crate) fn shell(workspace: &Workspace, command: &str) -> Command {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(workspace.root())
-        .process_group(0)
-        .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if !inherits(&name.to_string_lossy()) {
-            cmd.env_remove(name);
-        }
+/// Waits for a spawned command under one deadline that covers its output too, feeding it
+/// `input` on stdin if given. When it returns, every process the command started is dead.
+pub(crate) async fn supervise(
+    mut child: tokio::process::Child,
+    tree: ProcessTree,
+    input: Option<Vec<u8>>,
+    timeout: Duration,
+    cap: usize,
+) -> std::io::Result<Finished> {
+    let out = Arc::new(Mutex::new(Capture::new(cap)));
+    let err = Arc::new(Mutex::new(Capture::new(cap)));
+    let mut readers = tokio::task::JoinSet::new();
+    readers.spawn(drain(child.stdout.take(), out.clone()));
+    readers.spawn(drain(child.stderr.take(), err.clone()));
+    if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+        // A command that does not read its input is fine: a broken pipe is ignored, and a full
+        // pipe cannot block the call because this runs beside the deadline, not before it.
+        readers.spawn(async move {
+            let _ = stdin.write_all(&input).await;
+        });
     }
-    cmd
+    let status = tokio::time::timeout(timeout, child.wait()).await;
+    // The leader has exited or the deadline passed: everything it started goes with it (a
+    // `setsid sleep 200 &` would otherwise hold the pipes, and the call, for 200 s).
+    tree.kill();
+    if status.is_err() {
+        let _ = child.wait().await;
+    }
+    // With every process gone the pipes close at once; only a process that escaped the sweep
+    // could hold them, and it gets no more than a grace period.
+    let reading = async { while readers.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(PIPE_GRACE, reading).await;
+    readers.abort_all();
+    drop(tree);
+    let take = |c: Arc<Mutex<Capture>>| {
+        std::mem::replace(
+            &mut *c.lock().unwrap_or_else(PoisonError::into_inner),
+            Capture::new(0),
+        )
+    };
+    Ok(Finished {
+        status: match status {
+            Ok(status) => Some(status?),
+            Err(_) => None,
+        },
+        stdout: take(out),
+        stderr: take(err),
+    })
 }
 
+/// `bash -c <command>` in the workspace. One deadline covers the command and reading its
+/// output; when the call ends, for whatever reason, every process it started is killed.
 pub async fn run(
     workspace: &Workspace,
     command: &str,
     config: BashConfig,
 ) -> Result<String, ToolFailure> {
-    let mut child = shell(workspace, command)
+    let Shell {
+        command: mut cmd,
+        mut tree,
+    } = shell(workspace, command);
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|err| ToolFailure::execution(format!("cannot start bash: {err}")))?;
-    let pid = child.id();
-    let cap = config.max_output_bytes;
-    let stdout = tokio::spawn(drain(child.stdout.take(), cap));
-    let stderr = tokio::spawn(drain(child.stderr.take(), cap));
-
-    let status = match tokio::time::timeout(config.timeout, child.wait()).await {
-        Ok(status) => {
-            status.map_err(|err| ToolFailure::execution(format!("bash failed: {err}")))?
-        }
-        Err(_) => {
-            kill_group(pid);
-            let _ = child.wait().await;
-            // Children that left the group could hold the pipes open: do not wait on them.
-            let grace = Duration::from_millis(500);
-            let partial = match tokio::time::timeout(grace, stdout).await {
-                Ok(Ok(capture)) => capture.render(),
-                _ => String::new(),
-            };
-            return Err(ToolFailure::execution(format!(
-                "command timed out after {}s; its process group was killed. Output so far:\n{partial}",
-                config.timeout.as_secs_f64()
-            )));
-        }
+    tree.set_leader(child.id());
+    let finished = supervise(child, tree, None, config.timeout, config.max_output_bytes)
+        .await
+        .map_err(|err| ToolFailure::execution(format!("bash failed: {err}")))?;
+    let Some(status) = finished.status else {
+        return Err(ToolFailure::execution(format!(
+            "command timed out after {}s; every process it started was killed. Output so far:\n{}",
+            config.timeout.as_secs_f64(),
+            finished.stdout.render()
+        )));
     };
-    // The group leader exited; kill stragglers it left in the group so pipes close.
-    kill_group(pid);
-    let out = stdout.await.map(|c| c.render()).unwrap_or_default();
-    let err = stderr.await.map(|c| c.render()).unwrap_or_default();
-
-    let mut text = out;
+    let mut text = finished.stdout.render();
+    let err = finished.stderr.render();
     if !err.is_empty() {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
@@ -220,7 +243,7 @@ mod tests {
             "MY_OPENAI_X",
         ]
         .iter()
-        .map(|n| inherits(n))
+        .map(|n| agent_workspace::process::inherits(n))
         .collect();
         assert_eq!(kept, vec![false, false, true, true, true]);
     }
@@ -262,7 +285,7 @@ mod tests {
         let err = run(&ws, script, config).await.unwrap_err();
         assert_eq!(
             err.to_string(),
-            "Error [tool_execution_error]: command timed out after 0.5s; its process group was killed. Output so far:\nstarted\n"
+            "Error [tool_execution_error]: command timed out after 0.5s; every process it started was killed. Output so far:\nstarted\n"
         );
         let pid: i32 = std::fs::read_to_string(dir.path().join("child.pid"))
             .unwrap()

@@ -7,8 +7,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
+use agent_workspace::Existing;
+
 use crate::output::Capture;
-use crate::workspace::Workspace;
+use crate::{Workspace, blocking};
 
 /// Bytes of a file `read_file` returns before it cuts the middle out.
 pub const READ_CAP_BYTES: usize = 100_000;
@@ -84,9 +86,8 @@ struct EditArgs {
     new_text: String,
 }
 
-fn io_failure(action: &str, path: &str, err: std::io::Error) -> ToolFailure {
-    ToolFailure::execution(format!("cannot {action} `{path}`: {err}"))
-}
+/// The most `edit_file` reads: it must hold the whole file to replace one match in it.
+pub const EDIT_LIMIT_BYTES: u64 = 10 * 1024 * 1024;
 
 /// `read_file`.
 #[derive(Debug, Clone)]
@@ -96,26 +97,54 @@ pub struct ReadFile(pub Workspace);
 impl ToolHandler for ReadFile {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let args: ReadArgs = parse_arguments(call)?;
-        let path = self.0.resolve(&args.path)?;
-        let bytes = tokio::fs::read(&path)
-            .await
-            .map_err(|err| io_failure("read", &args.path, err))?;
-        let Some(limit) = args.limit else {
-            return Ok(Capture::of(&bytes, READ_CAP_BYTES).render());
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        let shown: String = lines.iter().take(limit).copied().collect();
-        let mut out = Capture::of(shown.as_bytes(), READ_CAP_BYTES).render();
-        if lines.len() > limit {
-            let more = lines.len() - limit;
-            if !out.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(&format!("[... {more} more lines not shown ...]"));
-        }
-        Ok(out)
+        let workspace = self.0.clone();
+        blocking(move || read(&workspace, &args)).await
     }
+}
+
+/// Reads at most what it returns: the two ends of a large file, or its first lines; never the
+/// whole file, and never anything but a regular file (a FIFO would block the call forever).
+fn read(workspace: &Workspace, args: &ReadArgs) -> Result<String, ToolFailure> {
+    let path = workspace.inside(&args.path)?;
+    let file = workspace.open_regular(&path)?;
+    let read_at = |offset: u64, max: usize| {
+        file.read_at(offset, max)
+            .map_err(|err| ToolFailure::execution(format!("cannot read `{path}`: {err}")))
+    };
+    let len = usize::try_from(file.len()).unwrap_or(usize::MAX);
+    let Some(limit) = args.limit else {
+        if len <= READ_CAP_BYTES {
+            return Ok(Capture::of(&read_at(0, READ_CAP_BYTES)?, READ_CAP_BYTES).render());
+        }
+        let head_cap = READ_CAP_BYTES / 2;
+        let tail_cap = READ_CAP_BYTES - head_cap;
+        let head = read_at(0, head_cap)?;
+        let tail = read_at(file.len() - tail_cap as u64, tail_cap)?;
+        return Ok(Capture::of_parts(head, tail, len).render());
+    };
+    let bytes = read_at(0, READ_CAP_BYTES)?;
+    let whole = bytes.len() == len;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let shown: String = lines.iter().take(limit).copied().collect();
+    let mut out = Capture::of(shown.as_bytes(), READ_CAP_BYTES).render();
+    let more = match (lines.len() > limit, whole) {
+        (true, true) => Some(format!(
+            "[... {} more lines not shown ...]",
+            lines.len() - limit
+        )),
+        (_, false) => Some(format!(
+            "[... more lines not shown: the file is {len} bytes ...]"
+        )),
+        (false, true) => None,
+    };
+    if let Some(more) = more {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&more);
+    }
+    Ok(out)
 }
 
 /// `write_file`.
@@ -126,20 +155,13 @@ pub struct WriteFile(pub Workspace);
 impl ToolHandler for WriteFile {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let args: WriteArgs = parse_arguments(call)?;
-        let path = self.0.resolve(&args.path)?;
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|err| io_failure("create the folder of", &args.path, err))?;
-        }
-        tokio::fs::write(&path, args.content.as_bytes())
-            .await
-            .map_err(|err| io_failure("write", &args.path, err))?;
-        Ok(format!(
-            "Wrote {} bytes to {}",
-            args.content.len(),
-            self.0.relative(&path)
-        ))
+        let workspace = self.0.clone();
+        blocking(move || {
+            let path = workspace.inside(&args.path)?;
+            workspace.write_atomic(&path, args.content.as_bytes(), Existing::Replace)?;
+            Ok(format!("Wrote {} bytes to {path}", args.content.len()))
+        })
+        .await
     }
 }
 
@@ -151,25 +173,25 @@ pub struct EditFile(pub Workspace);
 impl ToolHandler for EditFile {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let args: EditArgs = parse_arguments(call)?;
-        let path = self.0.resolve(&args.path)?;
-        let text = tokio::fs::read_to_string(&path)
-            .await
-            .map_err(|err| io_failure("read", &args.path, err))?;
-        let shown = self.0.relative(&path);
-        match text.matches(&args.old_text).count() {
-            0 => Err(ToolFailure::execution(format!(
-                "old_text was not found in {shown}; read the file and copy the text exactly"
-            ))),
-            1 => {
-                let updated = text.replacen(&args.old_text, &args.new_text, 1);
-                tokio::fs::write(&path, updated.as_bytes())
-                    .await
-                    .map_err(|err| io_failure("write", &args.path, err))?;
-                Ok(format!("Edited {shown}: replaced 1 occurrence"))
-            }
-            n => Err(ToolFailure::execution(format!(
-                "old_text occurs {n} times in {shown}; include more surrounding text so it occurs exactly once"
-            ))),
+        let workspace = self.0.clone();
+        blocking(move || edit(&workspace, &args)).await
+    }
+}
+
+fn edit(workspace: &Workspace, args: &EditArgs) -> Result<String, ToolFailure> {
+    let path = workspace.inside(&args.path)?;
+    let text = workspace.read_to_string(&path, EDIT_LIMIT_BYTES)?;
+    match text.matches(&args.old_text).count() {
+        0 => Err(ToolFailure::execution(format!(
+            "old_text was not found in {path}; read the file and copy the text exactly"
+        ))),
+        1 => {
+            let updated = text.replacen(&args.old_text, &args.new_text, 1);
+            workspace.write_atomic(&path, updated.as_bytes(), Existing::Replace)?;
+            Ok(format!("Edited {path}: replaced 1 occurrence"))
         }
+        n => Err(ToolFailure::execution(format!(
+            "old_text occurs {n} times in {path}; include more surrounding text so it occurs exactly once"
+        ))),
     }
 }

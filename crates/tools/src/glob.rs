@@ -10,10 +10,15 @@ use globset::GlobBuilder;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::workspace::Workspace;
+use agent_workspace::{FileKind, Inside};
+
+use crate::Workspace;
 
 /// At most this many paths are returned; the rest is counted in a marker line.
 pub const MAX_MATCHES: usize = 500;
+
+/// At most this many entries are looked at, so a huge tree bounds the call's time too.
+pub const MAX_VISITED: usize = 200_000;
 
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
@@ -70,19 +75,35 @@ pub fn glob(workspace: &Workspace, pattern: &str) -> Result<String, ToolFailure>
         .map_err(|err| ToolFailure::new(codes::INVALID_ARGUMENTS, format!("bad pattern: {err}")))?
         .compile_matcher();
     let mut matches = Vec::new();
-    // Symlinks are not followed, so a link to outside cannot leak paths from there.
-    let walker = walkdir::WalkDir::new(workspace.root())
-        .min_depth(1)
-        .follow_links(false)
-        .into_iter()
-        .filter_entry(|e| e.file_name() != ".git");
-    for entry in walker.filter_map(Result::ok) {
-        if entry.file_type().is_dir() {
+    let mut visited = 0;
+    // Through the boundary, and symlinks are listed but never entered, so a link to outside
+    // cannot leak paths from there.
+    let root = workspace.inside(".")?;
+    let mut folders: Vec<Inside> = vec![root];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = workspace.list_dir(&folder) else {
             continue;
-        }
-        let relative = workspace.relative(entry.path());
-        if matcher.is_match(&relative) {
-            matches.push(relative);
+        };
+        for entry in entries {
+            visited += 1;
+            if visited > MAX_VISITED {
+                return Err(ToolFailure::execution(format!(
+                    "the workspace has more than {MAX_VISITED} entries; use a narrower pattern or bash"
+                )));
+            }
+            let Some(path) = folder.child(&entry.name) else {
+                continue;
+            };
+            match entry.kind {
+                FileKind::Directory if entry.name != ".git" => folders.push(path),
+                FileKind::Directory => {}
+                _ => {
+                    let relative = path.to_string();
+                    if matcher.is_match(&relative) {
+                        matches.push(relative);
+                    }
+                }
+            }
         }
     }
     matches.sort();

@@ -14,14 +14,24 @@ pub mod output;
 pub mod policy;
 pub mod shell_hook;
 pub mod todo;
-pub mod workspace;
 
 use std::sync::Arc;
 
 use agent_core::ToolRegistryBuilder;
 
+pub use agent_workspace::{PathError, Workspace};
 pub use bash::{BashConfig, BashTool};
-pub use workspace::{PathError, Workspace};
+
+use agent_core::ToolFailure;
+
+/// Runs blocking file work off the async threads; a panic there is a failed call, not a crash.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolFailure> + Send + 'static,
+) -> Result<T, ToolFailure> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| ToolFailure::execution(format!("the file operation failed: {err}")))?
+}
 
 /// Adds `bash` (chapter 1).
 pub fn add_bash(

@@ -30,6 +30,18 @@ impl Capture {
         capture
     }
 
+    /// A capture of a stream read only at its two ends: `head`, `tail`, and the length of the
+    /// whole (so a 3 GB file costs the cap, not 3 GB).
+    pub fn of_parts(head: Vec<u8>, tail: Vec<u8>, total: usize) -> Self {
+        Self {
+            head_cap: head.len(),
+            tail_cap: tail.len(),
+            head,
+            tail,
+            total,
+        }
+    }
+
     pub fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len();
         let room = self.head_cap - self.head.len();

@@ -5,7 +5,7 @@ use agent_core::permissions::{Behavior, PermissionRule, Verdict};
 use agent_core::{PreparedCall, ToolEffect};
 use serde_json::Value;
 
-use crate::workspace::{PathError, Workspace};
+use crate::{PathError, Workspace};
 
 #[derive(Debug, Clone)]
 pub struct WorkspaceBoundary(pub Workspace);

@@ -6,10 +6,20 @@ use std::time::Duration;
 
 use agent_core::hooks::{Hook, HookEvent, HookResult};
 use async_trait::async_trait;
-use tokio::io::AsyncWriteExt;
 
-use crate::bash::{kill_group, shell};
-use crate::workspace::Workspace;
+use agent_workspace::process::{Shell, shell};
+
+use crate::Workspace;
+use crate::bash::supervise;
+
+/// Bytes of a hook's stdout and stderr kept; a hook's answer is a small JSON object.
+const HOOK_OUTPUT_CAP: usize = 1024 * 1024;
+
+struct Output {
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+}
 
 /// Runs `bash -c <command>` in the workspace for each event.
 #[derive(Debug, Clone)]
@@ -28,29 +38,36 @@ impl Hook for ShellHook {
 
     async fn run(&self, event: &HookEvent) -> Result<HookResult, String> {
         let input = serde_json::to_vec(event).map_err(|e| e.to_string())?;
-        let mut child = shell(&self.workspace, &self.command)
+        let Shell {
+            mut command,
+            mut tree,
+        } = shell(&self.workspace, &self.command);
+        let child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", self.command))?;
-        let pid = child.id();
-        if let Some(mut stdin) = child.stdin.take() {
-            // A hook that does not read its input is fine: ignore a broken pipe.
-            let _ = stdin.write_all(&input).await;
-        }
-        let output = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
-            Ok(output) => output.map_err(|e| e.to_string())?,
-            Err(_) => {
-                kill_group(pid);
-                return Err(format!("timed out after {}s", self.timeout.as_secs_f64()));
-            }
+        tree.set_leader(child.id());
+        let finished = supervise(child, tree, Some(input), self.timeout, HOOK_OUTPUT_CAP)
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(status) = finished.status else {
+            return Err(format!("timed out after {}s", self.timeout.as_secs_f64()));
+        };
+        let output = Output {
+            status,
+            stdout: finished.stdout.render(),
+            stderr: finished.stderr.render(),
         };
         if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(format!("exited with {}: {}", output.status, stderr.trim()));
+            return Err(format!(
+                "exited with {}: {}",
+                output.status,
+                output.stderr.trim()
+            ));
         }
-        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stdout = output.stdout;
         if stdout.trim().is_empty() {
             return Ok(HookResult::default());
         }

@@ -71,40 +71,40 @@ impl ApprovalProvider for TtyApproval {
     }
 }
 
-/// Appends each decision as one JSON line to `.agent_tutorial/audit.jsonl`.
+/// Appends each decision as one JSON line to `.agent_tutorial/audit.jsonl`, through the
+/// workspace boundary: a planted symlink (the folder or the file) is refused, never followed,
+/// so a model-chosen call id cannot be appended to a file outside.
 #[derive(Debug)]
 pub struct JsonlAudit {
-    path: PathBuf,
+    workspace: Workspace,
     lock: Mutex<()>,
 }
+
+/// The audit log, relative to the workspace.
+pub const AUDIT_FILE: &str = ".agent_tutorial/audit.jsonl";
 
 impl JsonlAudit {
     pub fn new(workspace: &Workspace) -> Self {
         Self {
-            path: workspace.root().join(STATE_DIR).join("audit.jsonl"),
+            workspace: workspace.clone(),
             lock: Mutex::new(()),
         }
     }
 
-    fn append(&self, entry: &AuditEntry) -> std::io::Result<()> {
+    fn append(&self, entry: &AuditEntry) -> anyhow::Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
         let mut line = serde_json::to_string(entry)?;
         line.push('\n');
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)?;
-        file.write_all(line.as_bytes())
+        let path = self.workspace.inside(AUDIT_FILE)?;
+        self.workspace.append(&path, line.as_bytes())?;
+        Ok(())
     }
 }
 
 impl AuditSink for JsonlAudit {
     fn record(&self, entry: &AuditEntry) {
         if let Err(err) = self.append(entry) {
-            tracing::warn!(path = %self.path.display(), "cannot write the audit log: {err}");
+            tracing::warn!("cannot write the audit log {AUDIT_FILE}: {err:#}");
         }
     }
 }

@@ -2,7 +2,7 @@ use agent_compaction::groups::groups;
 use agent_compaction::{ArtifactConfig, ArtifactStore, micro, snip};
 use agent_core::seams::ResultShaper;
 use agent_core::{Message, ToolCall};
-use agent_tools::Workspace;
+use agent_workspace::Workspace;
 
 fn round(id: &str, result: &str) -> Vec<Message> {
     vec![
@@ -137,4 +137,40 @@ async fn a_batch_over_its_budget_persists_the_largest_next() {
     assert_eq!(persisted, vec![true, false, false]);
     assert!(dir.path().join(".agent_tutorial/artifacts/a.txt").exists());
     assert!(!dir.path().join(".agent_tutorial/artifacts/b.txt").exists());
+}
+
+#[tokio::test]
+async fn an_artifact_folder_or_file_linked_outside_is_never_written_through() {
+    let config = ArtifactConfig {
+        max_result_bytes: 10,
+        ..ArtifactConfig::default()
+    };
+    let big = "x".repeat(100);
+    // The folder is a link to outside; then the file name is a dangling link to outside.
+    for plant in ["folder", "file"] {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let artifacts = dir.path().join(".agent_tutorial/artifacts");
+        match plant {
+            "folder" => {
+                std::fs::create_dir_all(dir.path().join(".agent_tutorial")).unwrap();
+                std::os::unix::fs::symlink(outside.path(), &artifacts).unwrap();
+            }
+            _ => {
+                std::fs::create_dir_all(&artifacts).unwrap();
+                std::os::unix::fs::symlink(
+                    outside.path().join("planted.txt"),
+                    artifacts.join("c1.txt"),
+                )
+                .unwrap();
+            }
+        }
+        let store = ArtifactStore::new(Workspace::new(dir.path()).unwrap(), config);
+        let mut batch = vec![(call("c1"), big.clone())];
+        store.shape(&mut batch).await;
+        let outside_files: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+        assert_eq!(outside_files.len(), 0, "{plant}");
+        // Kept whole rather than lost: the result stays in the history.
+        assert_eq!(batch[0].1, big, "{plant}");
+    }
 }

@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use agent_core::{PreparedCall, ToolEffect, ToolHandler};
 use agent_skills::{LoadSkill, NO_SKILLS, SkillCatalog};
-use agent_tools::Workspace;
+use agent_workspace::Workspace;
 use serde_json::json;
 
 fn write_skill(root: &Path, folder: &str, header: &str, body: &str) {

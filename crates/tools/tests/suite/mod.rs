@@ -1,3 +1,4 @@
+mod attacks;
 mod files;
 
 use agent_core::{ToolCall, ToolRegistry};

@@ -1,0 +1,323 @@
+//! File operations on checked paths. Everything opens relative to the workspace's directory
+//! handle with `O_NOFOLLOW` on the last component, so neither a model's path nor one of the
+//! harness's own files (artifacts, transcripts, audit, locks, memory) can be sent outside by a
+//! symlink, and reads never block on a FIFO or hold more than the caller allows.
+
+use std::io::{self, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cap_std::fs::{OpenOptions, OpenOptionsExt};
+
+use crate::boundary::{Inside, Workspace};
+use crate::error::{FileKind, Op, PathError};
+
+/// A regular file opened for reading, with its length when it was opened.
+#[derive(Debug)]
+pub struct RegularFile {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl RegularFile {
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Up to `max` bytes from `offset` (fewer at the end of the file).
+    pub fn read_at(&self, offset: u64, max: usize) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; max];
+        let mut filled = 0;
+        while filled < max {
+            let n = self
+                .file
+                .read_at(&mut buf[filled..], offset + filled as u64)?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        buf.truncate(filled);
+        Ok(buf)
+    }
+}
+
+impl Read for RegularFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.file.read(buf)
+    }
+}
+
+/// One entry of a folder listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub kind: FileKind,
+}
+
+/// Whether [`Workspace::write_atomic`] may replace a file that exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    Replace,
+    Refuse,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The prefix of the temporary files [`Workspace::write_atomic`] leaves behind if the process
+/// dies between writing and renaming; [`Workspace::remove_leftovers`] removes them.
+pub const TEMP_PREFIX: &str = ".tmp-agent-";
+
+fn read_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+    options
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+    options
+}
+
+impl Workspace {
+    /// What is at `path`, without following a final symlink; `None` when nothing is.
+    pub fn kind(&self, path: &Inside) -> Result<Option<FileKind>, PathError> {
+        match self.dir().symlink_metadata(path.cap()) {
+            Ok(meta) => Ok(Some(FileKind::of(&meta.file_type()))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(PathError::io(Op::Resolve, path, source)),
+        }
+    }
+
+    /// Opens a regular file for reading. A FIFO, a device, a socket or a folder is refused
+    /// without blocking.
+    pub fn open_regular(&self, path: &Inside) -> Result<RegularFile, PathError> {
+        let file = self
+            .dir()
+            .open_with(path.cap(), &read_options())
+            .map_err(|source| PathError::io(Op::Read, path, source))?;
+        let meta = file
+            .metadata()
+            .map_err(|source| PathError::io(Op::Read, path, source))?;
+        if !meta.is_file() {
+            return Err(PathError::NotAFile {
+                path: path.to_string(),
+                kind: FileKind::of(&meta.file_type()),
+            });
+        }
+        Ok(RegularFile {
+            file: file.into_std(),
+            len: meta.len(),
+        })
+    }
+
+    /// The whole file, refused when it is larger than `limit` bytes (checked before reading,
+    /// and the read itself stops at `limit + 1` bytes in case the file grows meanwhile).
+    pub fn read_bytes(&self, path: &Inside, limit: u64) -> Result<Vec<u8>, PathError> {
+        let file = self.open_regular(path)?;
+        let too_large = |size| PathError::TooLarge {
+            path: path.to_string(),
+            size,
+            limit,
+        };
+        if file.len > limit {
+            return Err(too_large(file.len));
+        }
+        let mut bytes = Vec::new();
+        (&file.file)
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|source| PathError::io(Op::Read, path, source))?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large(bytes.len() as u64));
+        }
+        Ok(bytes)
+    }
+
+    /// [`Self::read_bytes`] as UTF-8 text.
+    pub fn read_to_string(&self, path: &Inside, limit: u64) -> Result<String, PathError> {
+        let bytes = self.read_bytes(path, limit)?;
+        String::from_utf8(bytes).map_err(|err| {
+            PathError::io(
+                Op::Read,
+                path,
+                io::Error::new(io::ErrorKind::InvalidData, err.utf8_error()),
+            )
+        })
+    }
+
+    /// Creates `path` and every missing folder above it.
+    pub fn create_dir_all(&self, path: &Inside) -> Result<(), PathError> {
+        self.dir()
+            .create_dir_all(path.cap())
+            .map_err(|source| PathError::io(Op::CreateDir, path, source))
+    }
+
+    /// Writes `bytes` to `path` all at once: a temporary file in the same folder, flushed to
+    /// disk, then renamed over the target, so a reader sees the old or the new content and a
+    /// crash leaves the old file intact. Missing folders are created. An existing file keeps
+    /// its permissions; a symlink at `path` is replaced, never followed.
+    pub fn write_atomic(
+        &self,
+        path: &Inside,
+        bytes: &[u8],
+        existing: Existing,
+    ) -> Result<(), PathError> {
+        let write_err = |source| PathError::io(Op::Write, path, source);
+        let Some(parent) = path.parent() else {
+            return Err(write_err(io::Error::from(io::ErrorKind::IsADirectory)));
+        };
+        self.create_dir_all(&parent)?;
+        let permissions = match self.dir().symlink_metadata(path.cap()) {
+            Ok(_) if existing == Existing::Refuse => {
+                return Err(write_err(io::Error::from(io::ErrorKind::AlreadyExists)));
+            }
+            Ok(meta) if meta.is_dir() => {
+                return Err(write_err(io::Error::from(io::ErrorKind::IsADirectory)));
+            }
+            Ok(meta) if meta.is_file() => Some(meta.permissions()),
+            Ok(_) => None,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+            Err(source) => return Err(write_err(source)),
+        };
+        let temp = parent
+            .child(&format!(
+                "{TEMP_PREFIX}{}-{}",
+                std::process::id(),
+                TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+            ))
+            .ok_or_else(|| write_err(io::Error::from(io::ErrorKind::InvalidInput)))?;
+        let result = (|| {
+            let mut options = OpenOptions::new();
+            options
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW);
+            let mut file = self.dir().open_with(temp.cap(), &options)?;
+            file.write_all(bytes)?;
+            if let Some(permissions) = permissions {
+                file.set_permissions(permissions)?;
+            }
+            file.sync_all()?;
+            self.dir().rename(temp.cap(), self.dir(), path.cap())
+        })();
+        if let Err(source) = result {
+            let _ = self.dir().remove_file(temp.cap());
+            return Err(write_err(source));
+        }
+        self.sync_dir(&parent);
+        Ok(())
+    }
+
+    /// Appends `bytes` to `path` (created if missing, with its folders). Refuses a symlink or
+    /// anything but a regular file at `path`.
+    pub fn append(&self, path: &Inside, bytes: &[u8]) -> Result<(), PathError> {
+        if let Some(parent) = path.parent() {
+            self.create_dir_all(&parent)?;
+        }
+        let mut options = OpenOptions::new();
+        options
+            .append(true)
+            .create(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+        let append_err = |source| PathError::io(Op::Append, path, source);
+        let file = self
+            .dir()
+            .open_with(path.cap(), &options)
+            .map_err(append_err)?;
+        let meta = file.metadata().map_err(append_err)?;
+        if !meta.is_file() {
+            return Err(PathError::NotAFile {
+                path: path.to_string(),
+                kind: FileKind::of(&meta.file_type()),
+            });
+        }
+        (&file.into_std()).write_all(bytes).map_err(append_err)
+    }
+
+    /// Opens (creating) a file to take an advisory lock on.
+    pub fn open_lock(&self, path: &Inside) -> Result<std::fs::File, PathError> {
+        if let Some(parent) = path.parent() {
+            self.create_dir_all(&parent)?;
+        }
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .write(true)
+            .create(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+        let lock_err = |source| PathError::io(Op::Lock, path, source);
+        let file = self
+            .dir()
+            .open_with(path.cap(), &options)
+            .map_err(lock_err)?
+            .into_std();
+        if !file.metadata().map_err(lock_err)?.is_file() {
+            return Err(lock_err(io::Error::other("not a regular file")));
+        }
+        Ok(file)
+    }
+
+    pub fn remove_file(&self, path: &Inside) -> Result<(), PathError> {
+        self.dir()
+            .remove_file(path.cap())
+            .map_err(|source| PathError::io(Op::Remove, path, source))
+    }
+
+    /// Renames `from` to `to` (replacing a file at `to`), then flushes both folders.
+    pub fn rename(&self, from: &Inside, to: &Inside) -> Result<(), PathError> {
+        self.dir()
+            .rename(from.cap(), self.dir(), to.cap())
+            .map_err(|source| PathError::io(Op::Rename, from, source))?;
+        for folder in [from.parent(), to.parent()].into_iter().flatten() {
+            self.sync_dir(&folder);
+        }
+        Ok(())
+    }
+
+    /// The folder's entries, sorted by name. Names that are not UTF-8 are skipped: nothing
+    /// the harness writes has one, and a model could not name it back.
+    pub fn list_dir(&self, path: &Inside) -> Result<Vec<Entry>, PathError> {
+        let list_err = |source| PathError::io(Op::List, path, source);
+        let mut entries = Vec::new();
+        for entry in self.dir().read_dir(path.cap()).map_err(list_err)? {
+            let entry = entry.map_err(list_err)?;
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            let kind = entry
+                .file_type()
+                .map(|t| FileKind::of(&t))
+                .unwrap_or(FileKind::Unknown);
+            entries.push(Entry { name, kind });
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(entries)
+    }
+
+    /// Removes the temporary files a killed process left in `folder` (callers hold the lock
+    /// that guards the folder, so no live writer's temp file is taken). Returns how many.
+    pub fn remove_leftovers(&self, folder: &Inside) -> Result<usize, PathError> {
+        let mut removed = 0;
+        for entry in self.list_dir(folder)? {
+            if entry.kind != FileKind::File || !entry.name.starts_with(TEMP_PREFIX) {
+                continue;
+            }
+            if let Some(path) = folder.child(&entry.name) {
+                self.remove_file(&path)?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Flushes a folder so a rename in it survives a crash; best effort, as a failure here
+    /// cannot be undone anyway.
+    fn sync_dir(&self, folder: &Inside) {
+        if let Ok(dir) = self.dir().open_dir(folder.cap()) {
+            let _ = dir.into_std_file().sync_all();
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! `agent-workspace`: the one boundary every path goes through, and the one way commands are
+//! started (DESIGN §3b).
+//!
+//! - [`Workspace::inside`] says which place inside the workspace a path names, or refuses it
+//!   ([`PathError::Escape`]): `..` past the root, an absolute path elsewhere, a symlink that
+//!   leads out, `..` after a folder that does not exist.
+//! - Every file operation ([`Workspace::open_regular`], [`Workspace::write_atomic`],
+//!   [`Workspace::append`], …) opens relative to a `cap-std` directory handle of the root with
+//!   `O_NOFOLLOW`, so even a symlink swapped in after the check cannot lead out; reads refuse what
+//!   is not a regular file and never hold more than the caller allows.
+//! - [`process::shell`] starts `bash -c` without the model server's credentials, and its
+//!   [`process::ProcessTree`] ends every process the command started.
+
+mod boundary;
+mod error;
+mod fs;
+pub mod process;
+
+pub use boundary::{Inside, Workspace};
+pub use error::{FileKind, Op, PathError};
+pub use fs::{Entry, Existing, RegularFile, TEMP_PREFIX};
