@@ -2,7 +2,7 @@
 //! file, and shell hooks from `.agent_tutorial/hooks.json`.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use agent_tools::shell_hook::ShellHook;
 use async_trait::async_trait;
 use serde::Deserialize;
 
+use super::trust::{HOOKS_FILE, HookTrust, HooksFile, TrustStore, Verdict, untrusted_notice};
 use super::{CliError, CliResult};
 
 /// Where the CLI keeps its per-workspace files.
@@ -116,34 +117,116 @@ struct HookEntry {
     #[serde(default)]
     matcher: Option<String>,
     command: String,
-    #[serde(default = "default_timeout")]
-    timeout_secs: f64,
+    /// Kept as raw JSON so a wrong type is reported with the field's name and the hook index.
+    #[serde(default)]
+    timeout_secs: Option<serde_json::Value>,
 }
 
-fn default_timeout() -> f64 {
-    10.0
+/// A hook's time limit when `timeout_secs` is not given.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest `timeout_secs` accepted: a hook holds up the agent for at most this long.
+pub const MAX_HOOK_TIMEOUT_SECS: f64 = 3600.0;
+
+/// One validated entry of `.agent_tutorial/hooks.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookSpec {
+    pub event: HookEventKind,
+    pub matcher: Option<String>,
+    pub command: String,
+    pub timeout: Duration,
 }
 
-/// Loads `.agent_tutorial/hooks.json` (a JSON array of `{event, matcher?, command,
-/// timeout_secs?}`) into `hooks`. A missing file is no hooks; a malformed one is an error.
-pub fn load_shell_hooks(workspace: &Workspace, hooks: &mut HookRegistry) -> CliResult<usize> {
-    let path: PathBuf = workspace.root().join(STATE_DIR).join("hooks.json");
-    if !Path::new(&path).is_file() {
-        return Ok(0);
+#[derive(Debug, thiserror::Error)]
+pub enum HooksFileError {
+    #[error("{HOOKS_FILE} is not valid: {0}")]
+    Json(serde_json::Error),
+    #[error("{HOOKS_FILE}: hook #{index} is not valid: {source}")]
+    Entry {
+        index: usize,
+        source: serde_json::Error,
+    },
+    #[error(
+        "{HOOKS_FILE}: hook #{index}: `timeout_secs` must be a number of seconds above 0 and at most {MAX_HOOK_TIMEOUT_SECS} (got {got})"
+    )]
+    Timeout { index: usize, got: String },
+}
+
+fn hook_timeout(
+    index: usize,
+    value: Option<serde_json::Value>,
+) -> Result<Duration, HooksFileError> {
+    let Some(value) = value else {
+        return Ok(DEFAULT_HOOK_TIMEOUT);
+    };
+    let bad = || HooksFileError::Timeout {
+        index,
+        got: value.to_string(),
+    };
+    let secs = value.as_f64().ok_or_else(bad)?;
+    if !(secs > 0.0 && secs <= MAX_HOOK_TIMEOUT_SECS) {
+        return Err(bad());
     }
-    let text = std::fs::read_to_string(&path).map_err(CliError::usage)?;
-    let entries: Vec<HookEntry> = serde_json::from_str(&text).map_err(|err| {
-        CliError::usage(anyhow::anyhow!("{} is not valid: {err}", path.display()))
-    })?;
-    let count = entries.len();
-    for (i, entry) in entries.into_iter().enumerate() {
+    Duration::try_from_secs_f64(secs).map_err(|_| bad())
+}
+
+/// Parses hooks.json: a JSON array of `{event, matcher?, command, timeout_secs?}`.
+pub fn parse_hooks(bytes: &[u8]) -> Result<Vec<HookSpec>, HooksFileError> {
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(bytes).map_err(HooksFileError::Json)?;
+    entries
+        .into_iter()
+        .enumerate()
+        .map(|(index, value)| {
+            let entry: HookEntry = serde_json::from_value(value)
+                .map_err(|source| HooksFileError::Entry { index, source })?;
+            Ok(HookSpec {
+                event: entry.event,
+                matcher: entry.matcher,
+                command: entry.command,
+                timeout: hook_timeout(index, entry.timeout_secs)?,
+            })
+        })
+        .collect()
+}
+
+/// Loads `.agent_tutorial/hooks.json` into `hooks`. A missing file is no hooks; a malformed
+/// one is an error. Unless `trust` is bypassed, the hooks are registered only if the user
+/// trusted this exact file (`agent-tutorial trust`); otherwise one stderr line says so and
+/// how to trust it, and none is registered. Returns how many were registered.
+pub fn load_shell_hooks(
+    workspace: &Workspace,
+    hooks: &mut HookRegistry,
+    trust: HookTrust,
+) -> CliResult<usize> {
+    let Some(file) = HooksFile::read(workspace).map_err(CliError::usage)? else {
+        return Ok(0);
+    };
+    let specs = parse_hooks(&file.bytes).map_err(CliError::usage)?;
+    if trust == HookTrust::Required {
+        let verdict = match TrustStore::from_env(|k| std::env::var_os(k)) {
+            Ok(store) => store
+                .check(workspace.root(), &file.sha256())
+                .map_err(CliError::usage)?,
+            // Nowhere to have recorded trust: nothing is trusted.
+            Err(_) => Verdict::Untrusted,
+        };
+        if verdict != Verdict::Trusted {
+            eprintln!(
+                "{}",
+                untrusted_notice(verdict, specs.len(), workspace.root())
+            );
+            return Ok(0);
+        }
+    }
+    let count = specs.len();
+    for (i, spec) in specs.into_iter().enumerate() {
         let hook = ShellHook {
             name: format!("hooks.json#{i}"),
-            command: entry.command,
+            command: spec.command,
             workspace: workspace.clone(),
-            timeout: Duration::from_secs_f64(entry.timeout_secs.max(0.1)),
+            timeout: spec.timeout,
         };
-        hooks.register(entry.event, entry.matcher, Arc::new(hook));
+        hooks.register(spec.event, spec.matcher, Arc::new(hook));
     }
     Ok(count)
 }

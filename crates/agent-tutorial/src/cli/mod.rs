@@ -9,6 +9,7 @@ pub mod deps;
 mod memory;
 mod prompt;
 mod run;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -74,6 +75,9 @@ enum Command {
     Chapters,
     /// Inspect and edit the workspace's memory (chapter 9 on).
     Memory(memory::MemoryArgs),
+    /// Review the workspace's shell hooks (.agent_tutorial/hooks.json) and trust that exact
+    /// file, so chapter 4 on runs them; a changed file needs trusting again.
+    Trust(trust::TrustArgs),
 }
 
 /// Arguments shared by `agent-tutorial run` and the chapter binaries.
@@ -117,6 +121,10 @@ pub struct RunArgs {
     /// At most this many model requests per turn.
     #[arg(long, default_value_t = agent_core::runner::DEFAULT_MAX_TURNS)]
     pub max_turns: usize,
+    /// Run the workspace's shell hooks (chapter 4 on) without the trust recorded by
+    /// `agent-tutorial trust` (for CI, or a repository you wrote). Off by default.
+    #[arg(long)]
+    pub trust_hooks: bool,
 }
 
 #[derive(Debug, Parser)]
@@ -136,6 +144,7 @@ pub fn main() -> ExitCode {
         Command::Run { chapter, args } => profile(chapter).and_then(|p| run::run(p, &args)),
         Command::Prompt(args) => prompt::prompt(&args),
         Command::Memory(args) => memory::memory(&args),
+        Command::Trust(args) => trust::trust(&args),
         Command::Chapters => {
             print!("{}", chapters::table());
             Ok(())

@@ -7,6 +7,7 @@ use agent_core::{Capability, ModelClient, Profile, ScriptedModel};
 use agent_openai::{ConfigOverrides, OpenAiModel};
 
 use super::deps::{JsonlAudit, load_shell_hooks};
+use super::trust::HookTrust;
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
 use crate::bootstrap::{Agent, AgentDeps, build_agent};
 use crate::observer::CliObserver;
@@ -65,7 +66,12 @@ pub fn run(profile: Profile, args: &RunArgs) -> CliResult {
     deps.approval = Some(args.approve.provider());
     deps.audit = Arc::new(JsonlAudit::new(&workspace));
     if profile.has(Capability::Hooks) {
-        let loaded = load_shell_hooks(&workspace, &mut deps.hooks)?;
+        let trust = if args.trust_hooks {
+            HookTrust::Bypassed
+        } else {
+            HookTrust::Required
+        };
+        let loaded = load_shell_hooks(&workspace, &mut deps.hooks, trust)?;
         tracing::info!(hooks = loaded, "shell hooks loaded");
     }
     let mut agent = build_agent(profile, deps).map_err(CliError::usage)?;
