@@ -95,3 +95,23 @@ fn the_model_cannot_read_the_api_key_through_bash() {
         "key=[] path=set\n"
     );
 }
+
+#[test]
+fn a_final_answer_cut_at_the_token_limit_prints_a_notice() {
+    let dir = workspace();
+    let script = crate::support::write_script(
+        dir.path(),
+        serde_json::json!([
+            {"content": "The answer is", "finish_reason": "length"}
+        ]),
+    );
+    crate::support::command("ch01", dir.path())
+        .args(["--prompt", "answer at length", "--script"])
+        .arg(&script)
+        .assert()
+        .success()
+        .stdout("The answer is\n")
+        .stderr(
+            "note: the model's answer was cut off at its token limit (finish_reason=length); raise --max-tokens\n",
+        );
+}

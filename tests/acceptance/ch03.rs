@@ -165,40 +165,29 @@ fn chapter_3_denies_without_a_terminal_and_writes_the_audit_log() {
     assert!(dir.path().join("ran").exists());
 }
 
-/// Drives `ch03` through a real pseudo-terminal (`script` from util-linux), so the terminal
-/// approval provider asks, reads `y` and `n` from the same stdin as the interactive loop, and
-/// acts on each answer.
-#[test]
-fn at_a_terminal_the_user_is_asked_and_the_answer_is_obeyed() {
+/// Runs `ch03 --script <script>` inside a real pseudo-terminal (`script` from util-linux),
+/// typing `input`, and returns the raw bytes the terminal showed. `OPENAI_*` is cleared.
+fn run_at_a_terminal(dir: &std::path::Path, script: &std::path::Path, input: &[u8]) -> Vec<u8> {
     use std::io::Write;
     use std::process::{Command, Stdio};
 
-    let dir = workspace();
-    let script = write_script(
-        dir.path(),
-        json!([
-            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch ran"}}]},
-            {"content": "first done"},
-            {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
-            {"content": "second done"}
-        ]),
-    );
     let bin = assert_cmd::cargo::cargo_bin("ch03");
     let line = format!("'{}' --script '{}'", bin.display(), script.display());
-    let mut child = Command::new("script")
+    let mut cmd = Command::new("script");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("OPENAI_") {
+            cmd.env_remove(key);
+        }
+    }
+    let mut child = cmd
         .args(["-qec", &line, "/dev/null"])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env_remove("RUST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"run it\ny\nwrite it\nn\nexit\n")
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     // A regression here is a deadlock (both readers on stdin), so bound the wait.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() {
@@ -210,7 +199,26 @@ fn at_a_terminal_the_user_is_asked_and_the_answer_is_obeyed() {
     }
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
-    let screen = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    out.stdout
+}
+
+/// Drives `ch03` through a real pseudo-terminal (`script` from util-linux), so the terminal
+/// approval provider asks, reads `y` and `n` from the same stdin as the interactive loop, and
+/// acts on each answer.
+#[test]
+fn at_a_terminal_the_user_is_asked_and_the_answer_is_obeyed() {
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch ran"}}]},
+            {"content": "first done"},
+            {"tool_calls": [{"id": "c2", "name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+            {"content": "second done"}
+        ]),
+    );
+    let out = run_at_a_terminal(dir.path(), &script, b"run it\ny\nwrite it\nn\nexit\n");
+    let screen = String::from_utf8_lossy(&out).replace('\r', "");
     let asked: Vec<&str> = screen
         .lines()
         .flat_map(|l| l.split("ch03 >> "))
@@ -225,4 +233,111 @@ fn at_a_terminal_the_user_is_asked_and_the_answer_is_obeyed() {
     );
     assert!(dir.path().join("ran").exists());
     assert!(!dir.path().join("x.txt").exists());
+}
+
+/// The question shows the whole command (a 300-character one wrapped, not cut) and shows
+/// terminal control sequences as visible escapes instead of letting them act on the screen.
+#[test]
+fn at_a_terminal_the_question_shows_the_whole_command_escaped() {
+    let dir = workspace();
+    let long = format!("ls -la; : {}; touch pwned", "x".repeat(277));
+    assert_eq!(long.chars().count(), 300);
+    let sneaky = "echo safe\u{1b}[2K\r\u{1b}]0;title\u{7}; touch pwned2";
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": long}}]},
+            {"content": "first done"},
+            {"tool_calls": [{"id": "c2", "name": "bash", "arguments": {"command": sneaky}}]},
+            {"content": "second done"}
+        ]),
+    );
+    let out = run_at_a_terminal(dir.path(), &script, b"run it\nn\nrun that\nn\nexit\n");
+    // No ESC byte at all reached the terminal, and every CR is the terminal's own CRLF.
+    assert_eq!(out.iter().filter(|b| **b == 0x1b).count(), 0);
+    assert!(out.windows(2).all(|w| w[0] != b'\r' || w[1] == b'\n'));
+    let screen = String::from_utf8_lossy(&out).replace('\r', "");
+    let lines: Vec<&str> = screen.lines().flat_map(|l| l.split("ch03 >> ")).collect();
+
+    // The long command: a header, the command wrapped in indented lines, then the answer.
+    let start = lines
+        .iter()
+        .position(|l| *l == "Allow bash (300 characters):")
+        .unwrap_or_else(|| panic!("no wrapped question in:\n{screen}"));
+    let body: Vec<&str> = lines[start + 1..]
+        .iter()
+        .take_while(|l| l.starts_with("  "))
+        .copied()
+        .collect();
+    assert!(body.len() >= 3, "300 characters fit on one line:\n{screen}");
+    assert!(body.iter().all(|l| l.chars().count() <= 2 + 100));
+    assert_eq!(body.iter().map(|l| &l[2..]).collect::<String>(), long);
+    assert!(lines[start + 1 + body.len()].starts_with("[y/N] [result] Error [permission_denied]"));
+
+    // The escape-carrying command fits on one line, with every control character visible.
+    let asked: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("Allow bash echo"))
+        .copied()
+        .collect();
+    assert_eq!(
+        asked,
+        vec![
+            r"Allow bash echo safe\e[2K\r\e]0;title\x07; touch pwned2? [y/N] [result] Error [permission_denied]: running a command needs approval; the user declined (by execute_asks)"
+        ]
+    );
+    assert!(!dir.path().join("pwned").exists());
+    assert!(!dir.path().join("pwned2").exists());
+}
+
+/// In P03, reading a file whose name looks like a secret asks like a write does; with no one
+/// to approve (`--approve none`) it is denied, while ordinary reads still run.
+#[tokio::test]
+async fn reading_a_secret_looking_file_asks_and_is_denied_without_approval() {
+    let dir = workspace();
+    std::fs::write(dir.path().join(".env"), "OPENAI_API_KEY=sk-in-the-repo\n").unwrap();
+    std::fs::write(
+        dir.path().join("server.pem"),
+        "-----BEGIN PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(".env", dir.path().join("env-link.txt")).unwrap();
+    let audit = Arc::new(MemoryAudit::default());
+    let replies = vec![
+        tool_round(vec![
+            call("c1", "read_file", json!({"path": "notes.txt"})),
+            call("c2", "read_file", json!({"path": ".env"})),
+            call("c3", "read_file", json!({"path": "server.pem"})),
+            call("c4", "read_file", json!({"path": "env-link.txt"})),
+        ]),
+        ModelReply::text("done"),
+    ];
+    let (mut agent, _model) = scripted_agent_with(3, dir.path(), replies, |deps| {
+        deps.audit = audit.clone();
+        deps.approval = Some(Arc::new(StaticApproval(false)));
+    });
+    agent.run_turn("read the config").await.unwrap();
+    assert_eq!(
+        tool_results(agent.history()),
+        vec![
+            "c1: alpha\nbeta\n",
+            "c2: Error [permission_denied]: `.env` may hold secrets, so reading it needs approval; the user declined (by secret_reads_ask)",
+            "c3: Error [permission_denied]: `server.pem` may hold secrets, so reading it needs approval; the user declined (by secret_reads_ask)",
+            "c4: Error [permission_denied]: `env-link.txt` may hold secrets, so reading it needs approval; the user declined (by secret_reads_ask)",
+        ]
+    );
+    let decisions: Vec<(String, Behavior, bool)> = audit
+        .entries()
+        .into_iter()
+        .map(|e| (e.call_id, e.merged, e.allowed))
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![
+            ("c1".into(), Behavior::Allow, true),
+            ("c2".into(), Behavior::Ask, false),
+            ("c3".into(), Behavior::Ask, false),
+            ("c4".into(), Behavior::Ask, false),
+        ]
+    );
 }

@@ -11,7 +11,7 @@ use agent_core::hooks::HookRegistry;
 pub use crate::agent::Agent;
 use agent_core::permissions::{
     ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
-    PermissionPipeline,
+    PermissionPipeline, SecretReads,
 };
 use agent_core::seams::{AllowAll, NoHooks, Silent};
 use agent_core::subagent::{self, SUBAGENT_MAX_TURNS, TaskTool};
@@ -143,7 +143,7 @@ fn fixed_system_prompt(
 }
 
 /// Chapter 3's pipeline: the boundary and the deny list can only deny; `bash` asks by
-/// default; P03 adds "writes ask".
+/// default; P03 adds "writes ask" and "reading a secret-looking file asks".
 fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipeline {
     let mut pipeline = PermissionPipeline::new(deps.audit.clone())
         .rule(Arc::new(WorkspaceBoundary(workspace.clone())))
@@ -159,7 +159,8 @@ fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipelin
             ToolEffect::Write,
             Behavior::Ask,
             "changing a file needs approval",
-        )));
+        )))
+        .rule(Arc::new(SecretReads::new(workspace.root())));
     if let Some(approval) = &deps.approval {
         pipeline = pipeline.approval(approval.clone());
     }

@@ -2,7 +2,8 @@
 
 use std::io::Write;
 
-use agent_core::{RunObserver, ToolCall, ToolFailure};
+use agent_core::permissions::escape_controls;
+use agent_core::{ModelReply, RunObserver, ToolCall, ToolFailure};
 
 /// Prints tool activity to stderr, so stdout carries only the final answer; with `--record`,
 /// also appends every request as one JSON line.
@@ -31,14 +32,27 @@ impl CliObserver {
     }
 }
 
+/// A short log line. Model-chosen text is escaped (after the cut, so no escape is split):
+/// a raw escape sequence in a tool's arguments must not be able to rewrite the terminal
+/// above the approval question.
 fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > max {
         let cut: String = flat.chars().take(max).collect();
-        format!("{cut}…")
+        format!("{}…", escape_controls(&cut))
     } else {
-        flat
+        escape_controls(&flat)
     }
+}
+
+/// The stderr notice for a final answer the server cut at its token limit.
+pub const LENGTH_NOTICE: &str = "note: the model's answer was cut off at its token limit (finish_reason=length); raise --max-tokens";
+
+/// The notice to print for `reply`, if any: only a final answer (no tool calls) that the
+/// server reports as cut by the token limit. A cut tool-call reply shows up as a tool error.
+pub fn reply_notice(reply: &ModelReply) -> Option<&'static str> {
+    let cut = reply.finish_reason.as_deref() == Some("length");
+    (cut && reply.tool_calls.is_empty()).then_some(LENGTH_NOTICE)
 }
 
 /// `ok: 3 lines, 42 bytes` or the first line of the error.
@@ -59,6 +73,12 @@ impl RunObserver for CliObserver {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Ok(line) = serde_json::to_string(request) {
             let _ = writeln!(file, "{line}");
+        }
+    }
+
+    fn on_reply(&self, reply: &ModelReply) {
+        if let Some(notice) = reply_notice(reply) {
+            let _ = writeln!(std::io::stderr(), "{notice}");
         }
     }
 

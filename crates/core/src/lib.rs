@@ -26,7 +26,7 @@ pub mod tool;
 
 pub use message::{Message, ToolCall};
 pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, Usage};
-pub use pairing::{PairingError, validate_pairing};
+pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
 pub use profile::{Capability, Profile, ProfileError};
 pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};

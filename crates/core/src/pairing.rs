@@ -4,9 +4,9 @@
 //! Providers reject requests that break this, and a compaction or hook bug breaks it silently.
 //! The runner checks every request before sending it, so such a bug fails loudly here instead.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
-use crate::message::Message;
+use crate::message::{Message, ToolCall};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PairingError {
@@ -64,6 +64,48 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
         }),
         None => Ok(()),
     }
+}
+
+/// Makes the ids of a new reply's `calls` usable before anything runs: an empty id, an id
+/// repeated within the reply, or an id already used in `history` gets a fresh `call_<n>`
+/// that collides with nothing. The first use of an id keeps it. Models do send such ids
+/// (small local models reuse `call_0`); executing them as they are would run calls whose
+/// results cannot be told apart, and the next request would fail [`validate_pairing`].
+///
+/// Returns `(old, new)` for each renamed call, in call order.
+pub fn assign_unique_ids(history: &[Message], calls: &mut [ToolCall]) -> Vec<(String, String)> {
+    let mut taken: HashSet<String> = HashSet::new();
+    for message in history {
+        match message {
+            Message::Assistant { tool_calls, .. } => {
+                taken.extend(tool_calls.iter().map(|c| c.id.clone()));
+            }
+            Message::Tool { tool_call_id, .. } => {
+                taken.insert(tool_call_id.clone());
+            }
+            Message::System { .. } | Message::User { .. } => {}
+        }
+    }
+    // A fresh id must not take the id a later call of the same reply legitimately uses.
+    let mut reserved: HashSet<String> = taken.clone();
+    reserved.extend(calls.iter().map(|c| c.id.clone()));
+    let mut next = 1_usize;
+    let mut renamed = Vec::new();
+    for call in calls.iter_mut() {
+        if !call.id.is_empty() && taken.insert(call.id.clone()) {
+            continue;
+        }
+        let fresh = loop {
+            let candidate = format!("call_{next}");
+            next += 1;
+            if reserved.insert(candidate.clone()) {
+                break candidate;
+            }
+        };
+        taken.insert(fresh.clone());
+        renamed.push((std::mem::replace(&mut call.id, fresh.clone()), fresh));
+    }
+    renamed
 }
 
 #[cfg(test)]
@@ -154,5 +196,44 @@ mod tests {
                 id: "a".into()
             })
         );
+    }
+
+    fn ids(calls: &[ToolCall]) -> Vec<&str> {
+        calls.iter().map(|c| c.id.as_str()).collect()
+    }
+
+    #[test]
+    fn bad_ids_get_fresh_ones_that_collide_with_nothing() {
+        let history = vec![
+            Message::user("hi"),
+            assistant(&["call_1", "c1"]),
+            Message::tool_result("call_1", "1"),
+            Message::tool_result("c1", "1"),
+        ];
+        let mut calls: Vec<ToolCall> = ["c1", "", "c2", "c2", "", "call_3"]
+            .iter()
+            .map(|id| call(id))
+            .collect();
+        let renamed = assign_unique_ids(&history, &mut calls);
+        assert_eq!(
+            ids(&calls),
+            vec!["call_2", "call_4", "c2", "call_5", "call_6", "call_3"]
+        );
+        assert_eq!(
+            renamed,
+            vec![
+                ("c1".to_string(), "call_2".to_string()),
+                (String::new(), "call_4".to_string()),
+                ("c2".to_string(), "call_5".to_string()),
+                (String::new(), "call_6".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn good_ids_are_left_alone() {
+        let mut calls = vec![call("a"), call("b")];
+        assert_eq!(assign_unique_ids(&[], &mut calls), vec![]);
+        assert_eq!(ids(&calls), vec!["a", "b"]);
     }
 }

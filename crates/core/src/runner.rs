@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
-use crate::pairing::{PairingError, validate_pairing};
+use crate::pairing::{PairingError, assign_unique_ids, validate_pairing};
 use crate::registry::ToolRegistry;
 use crate::seams::{
     AllowAll, GateDecision, HistoryProcessor, NoHooks, PermissionGate, PostToolVerdict,
@@ -256,8 +256,12 @@ impl AgentRunner {
                     limit: self.max_turns,
                 });
             }
-            let reply = self.request(history, requests).await?;
+            let mut reply = self.request(history, requests).await?;
             requests += 1;
+            // Before anything runs or is stored: every call must be answerable exactly once.
+            for (old, new) in assign_unique_ids(history, &mut reply.tool_calls) {
+                warn!(old = %old.escape_debug(), %new, "the model sent an empty or reused tool-call id; renamed it");
+            }
             self.observer.on_reply(&reply);
             history.push(reply.to_message());
 

@@ -12,7 +12,8 @@
 //!
 //! `arguments` may be a JSON value (sent as its compact text) or a string (sent verbatim, so a
 //! script can reproduce a model emitting malformed JSON). An element `{"error": {...}}` makes
-//! that request fail with the given [`ModelError`].
+//! that request fail with the given [`ModelError`]. An element may carry `"finish_reason"`
+//! (`"stop"`, `"length"`, …) as a server would report it.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -57,6 +58,8 @@ struct FileStep {
     tool_calls: Vec<FileCall>,
     #[serde(default)]
     error: Option<FileError>,
+    #[serde(default)]
+    finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -110,6 +113,7 @@ impl FileStep {
         ScriptStep::Reply(ModelReply {
             content: self.content,
             tool_calls,
+            finish_reason: self.finish_reason,
             ..ModelReply::default()
         })
     }

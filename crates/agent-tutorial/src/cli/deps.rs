@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use agent_core::hooks::{HookEventKind, HookRegistry};
 use agent_core::permissions::{
-    ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, StaticApproval,
+    ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, StaticApproval, escape_controls,
+    wrap_escaped,
 };
 use agent_tools::Workspace;
 use agent_tools::shell_hook::ShellHook;
@@ -43,9 +44,97 @@ impl ApproveMode {
 }
 
 /// Asks `Allow <tool> <summary>? [y/N]` on stderr and reads the answer from stdin. No
-/// terminal, end of input, an error or anything but `y`/`yes` is a no.
+/// terminal, end of input, an error or anything but `y`/`yes` is a no. A summary too long for
+/// one line is shown whole, wrapped (see [`question`]).
 #[derive(Debug, Clone, Copy)]
 pub struct TtyApproval;
+
+/// Wrap width when the terminal does not say (or says something unusably small).
+const FALLBACK_WIDTH: usize = 100;
+
+/// The width of the terminal on stderr, else [`FALLBACK_WIDTH`].
+fn terminal_width() -> usize {
+    terminal_size::terminal_size_of(std::io::stderr())
+        .map(|(terminal_size::Width(w), _)| usize::from(w))
+        .filter(|w| *w >= 20)
+        .unwrap_or(FALLBACK_WIDTH)
+}
+
+/// The approval question. It fits on one line when it can (`Allow bash ls -la? [y/N] `);
+/// otherwise the tool is named on a line of its own and the summary follows, indented by two
+/// spaces and wrapped at `width` so nothing is cut off:
+///
+/// ```text
+/// Allow bash (212 characters):
+///   ls -la; : xxxx…
+///   xxxx; touch pwned
+/// [y/N]
+/// ```
+///
+/// `summary` is expected already escaped (the permission pipeline does it); it is escaped
+/// again here anyway, which changes nothing for escaped text and keeps a provider fed by
+/// other code from printing control characters.
+pub fn question(request: &ApprovalRequest, width: usize) -> String {
+    let tool = escape_controls(&request.tool);
+    let summary = escape_controls(&request.summary);
+    let single = format!("Allow {tool} {summary}? [y/N] ");
+    if single.chars().count() <= width {
+        return single;
+    }
+    let mut text = format!("Allow {tool} ({} characters):\n", summary.chars().count());
+    for line in wrap_escaped(&summary, width.saturating_sub(2)) {
+        text.push_str("  ");
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str("[y/N] ");
+    text
+}
+
+#[cfg(test)]
+mod question_tests {
+    use super::*;
+
+    fn request(tool: &str, summary: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: tool.into(),
+            summary: summary.into(),
+            reason: "running a command needs approval".into(),
+        }
+    }
+
+    #[test]
+    fn a_short_call_is_asked_on_one_line() {
+        assert_eq!(
+            question(&request("bash", "touch ran"), 100),
+            "Allow bash touch ran? [y/N] "
+        );
+    }
+
+    #[test]
+    fn a_long_call_is_shown_whole_and_wrapped() {
+        let command = format!("ls -la; : {}; touch pwned", "x".repeat(40));
+        assert_eq!(
+            question(&request("bash", &command), 32),
+            [
+                "Allow bash (63 characters):",
+                "  ls -la; : xxxxxxxxxxxxxxxxxxxx",
+                "  xxxxxxxxxxxxxxxxxxxx; touch pw",
+                "  ned",
+                "[y/N] ",
+            ]
+            .join("\n")
+        );
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_terminal_raw() {
+        assert_eq!(
+            question(&request("bash", "ls\u{1b}[2K\rrm -rf x"), 100),
+            "Allow bash ls\\e[2K\\rrm -rf x? [y/N] "
+        );
+    }
+}
 
 #[async_trait]
 impl ApprovalProvider for TtyApproval {
@@ -53,7 +142,7 @@ impl ApprovalProvider for TtyApproval {
         if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
             return Err("no terminal to ask on".into());
         }
-        let question = format!("Allow {} {}? [y/N] ", request.tool, request.summary);
+        let question = question(request, terminal_width());
         tokio::task::spawn_blocking(move || {
             eprint!("{question}");
             let _ = std::io::stderr().flush();

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::Behavior;
+use super::display::escape_controls;
 use crate::tool::PreparedCall;
 
 /// What an approval provider is shown.
@@ -85,17 +86,54 @@ impl AuditSink for NoAudit {
     fn record(&self, _entry: &AuditEntry) {}
 }
 
-/// `ls -la` for bash, the path for file tools, else the compact arguments (cut at 120 chars).
+/// `ls -la` for bash, the path for file tools, else the compact arguments: the whole text,
+/// never shortened, with control and invisible characters escaped (see [`escape_controls`]),
+/// so what the user approves is what runs.
 pub fn summarize(call: &PreparedCall) -> String {
     let text = ["command", "path", "pattern", "description"]
         .iter()
         .find_map(|key| call.arguments.get(*key).and_then(Value::as_str))
         .map(str::to_string)
         .unwrap_or_else(|| call.arguments.to_string());
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() > 120 {
-        format!("{}…", flat.chars().take(120).collect::<String>())
-    } else {
-        flat
+    escape_controls(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool::ToolEffect;
+
+    fn prepared(name: &str, arguments: Value) -> PreparedCall {
+        PreparedCall {
+            call_id: "c1".into(),
+            name: name.into(),
+            arguments,
+            effect: ToolEffect::Execute,
+        }
+    }
+
+    #[test]
+    fn the_summary_is_the_whole_command_with_controls_escaped() {
+        let long = format!("ls -la; : {}; touch pwned", "x".repeat(200));
+        assert_eq!(
+            summarize(&prepared("bash", json!({ "command": long }))),
+            long
+        );
+        assert_eq!(
+            summarize(&prepared(
+                "bash",
+                json!({"command": "echo  hi\n\u{1b}[2K\rtouch pwned"})
+            )),
+            r"echo  hi\n\e[2K\rtouch pwned"
+        );
+        assert_eq!(
+            summarize(&prepared(
+                "read_file",
+                json!({"path": "notes\u{202e}txt.exe"})
+            )),
+            r"notes\u{202e}txt.exe"
+        );
     }
 }

@@ -8,7 +8,9 @@
 
 mod approval;
 mod destructive;
+mod display;
 mod rules;
+mod secrets;
 
 use std::sync::Arc;
 
@@ -22,7 +24,9 @@ pub use approval::{
     ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, MemoryAudit, NoAudit, StaticApproval,
 };
 pub use destructive::{DestructiveCommands, destructive_reason};
+pub use display::{escape_controls, wrap_escaped};
 pub use rules::{EffectRule, RuleFn};
+pub use secrets::{SECRET_FILE_NAMES, SecretReads};
 
 /// What a participant says about one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

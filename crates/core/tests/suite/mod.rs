@@ -1,3 +1,4 @@
+mod call_ids;
 mod hooks;
 mod permissions;
 mod registry;

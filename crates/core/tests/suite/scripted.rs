@@ -56,6 +56,22 @@ fn a_script_with_unknown_fields_is_rejected() {
     assert!(matches!(err, ScriptError::Parse { .. }));
     assert_eq!(
         err.to_string(),
-        "script s.json is not valid: unknown field `text`, expected one of `content`, `tool_calls`, `error` at line 1 column 8"
+        "script s.json is not valid: unknown field `text`, expected one of `content`, `tool_calls`, `error`, `finish_reason` at line 1 column 8"
+    );
+}
+
+#[tokio::test]
+async fn a_script_step_can_carry_a_finish_reason() {
+    let model = ScriptedModel::from_json(
+        r#"[{"content": "cut o", "finish_reason": "length"}]"#,
+        "inline",
+    )
+    .unwrap();
+    assert_eq!(
+        model.complete(&request("a")).await.unwrap(),
+        ModelReply {
+            finish_reason: Some("length".into()),
+            ..ModelReply::text("cut o")
+        }
     );
 }

@@ -1,0 +1,183 @@
+//! Showing a call to a person exactly as it will run.
+//!
+//! The approval question is the user's only view of what the model wants to run, so it must
+//! not be cut (`ls; : xxxx…; touch pwned` hid its tail behind an ellipsis) and the text must
+//! not be able to drive the terminal: a raw `ESC [2K \r` erases the line it is printed on, a
+//! right-to-left override (U+202E) reorders what follows, a zero-width space hides a
+//! difference. Every such character is replaced by a visible escape; everything else,
+//! backslashes included, is shown as is, so an ordinary command reads as typed.
+
+/// Characters that change how text is laid out or read without being visible: bidi
+/// embeddings, overrides and isolates, zero-width characters, line/paragraph separators,
+/// the soft hyphen, the BOM and the invisible tag characters.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{061c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
+}
+
+/// The visible form of one character: `None` when it is shown as itself.
+fn escape_char(c: char) -> Option<String> {
+    match c {
+        '\u{1b}' => Some("\\e".into()),
+        '\n' => Some("\\n".into()),
+        '\r' => Some("\\r".into()),
+        '\t' => Some("\\t".into()),
+        '\0'..='\u{1f}' | '\u{7f}' => Some(format!("\\x{:02x}", u32::from(c))),
+        '\u{80}'..='\u{9f}' => Some(format!("\\u{{{:x}}}", u32::from(c))),
+        c if is_invisible_format(c) => Some(format!("\\u{{{:x}}}", u32::from(c))),
+        _ => None,
+    }
+}
+
+/// Escaped text as display units: one shown character, or one whole escape (`\e`, `\x07`,
+/// `\u{202e}`), so wrapping never splits an escape across lines. A literal backslash in the
+/// text is grouped with the character after it, which only keeps the two on one line.
+fn units(escaped: &str) -> Vec<&str> {
+    let mut units = Vec::new();
+    let mut rest = escaped;
+    while let Some(first) = rest.chars().next() {
+        let len = if first == '\\' {
+            escape_len(rest)
+        } else {
+            first.len_utf8()
+        };
+        let (unit, tail) = rest.split_at(len);
+        units.push(unit);
+        rest = tail;
+    }
+    units
+}
+
+/// Byte length of the escape at the start of `text` (which starts with a backslash).
+fn escape_len(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    match bytes.get(1) {
+        Some(b'x') if bytes.len() >= 4 && bytes[2..4].iter().all(u8::is_ascii_hexdigit) => 4,
+        Some(b'u') if bytes.get(2) == Some(&b'{') => match text.find('}') {
+            Some(end) if end <= 10 => end + 1,
+            _ => 2,
+        },
+        Some(_) => 1 + text[1..].chars().next().map_or(0, char::len_utf8),
+        None => 1,
+    }
+}
+
+/// `text` with every control, bidi and zero-width character replaced by a visible escape
+/// (`\e`, `\n`, `\r`, `\t`, `\x07`, `\u{202e}`, …). Nothing is dropped or shortened.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match escape_char(c) {
+            Some(escape) => out.push_str(&escape),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text`, escaped as [`escape_controls`] does (escaping is idempotent, so already escaped
+/// text such as an approval summary comes out unchanged), in lines of at most `width`
+/// characters (at least one unit per line, so a tiny width cannot loop or drop anything).
+/// The lines joined give back the whole escaped text: nothing is cut, and no escape is
+/// split. Breaks fall at the width, not at spaces, so no space is hidden at a line end.
+pub fn wrap_escaped(text: &str, width: usize) -> Vec<String> {
+    let escaped = escape_controls(text);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut used = 0;
+    for unit in units(&escaped) {
+        let len = unit.chars().count();
+        if used > 0 && used + len > width {
+            lines.push(std::mem::take(&mut line));
+            used = 0;
+        }
+        line.push_str(unit);
+        used += len;
+    }
+    lines.push(line);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_and_backslashes_are_kept_as_typed() {
+        assert_eq!(
+            escape_controls(r#"grep -n "a\|b" src/*.rs  | wc -l"#),
+            r#"grep -n "a\|b" src/*.rs  | wc -l"#
+        );
+        assert_eq!(escape_controls("café ✓"), "café ✓");
+    }
+
+    #[test]
+    fn terminal_controls_become_visible_escapes() {
+        assert_eq!(
+            escape_controls("ls\u{1b}[2K\r\u{1b}]0;title\u{7}\n\trm x\u{0}\u{7f}\u{9b}"),
+            r"ls\e[2K\r\e]0;title\x07\n\trm x\x00\x7f\u{9b}"
+        );
+    }
+
+    #[test]
+    fn bidi_and_zero_width_characters_become_visible_escapes() {
+        assert_eq!(
+            escape_controls("a\u{202e}b\u{2066}c\u{200b}d\u{feff}e\u{e0041}f\u{00ad}g"),
+            r"a\u{202e}b\u{2066}c\u{200b}d\u{feff}e\u{e0041}f\u{ad}g"
+        );
+    }
+
+    #[test]
+    fn wrapping_keeps_every_character_and_cuts_nothing() {
+        let command = format!("ls -la; : {}; touch pwned", "x".repeat(200));
+        let lines = wrap_escaped(&command, 100);
+        assert_eq!(
+            lines,
+            vec![
+                format!("ls -la; : {}", "x".repeat(90)),
+                "x".repeat(100),
+                format!("{}; touch pwned", "x".repeat(10)),
+            ]
+        );
+        assert_eq!(lines.concat(), command);
+    }
+
+    #[test]
+    fn wrapping_never_splits_an_escape() {
+        assert_eq!(
+            wrap_escaped("abc\u{1b}d\u{202e}", 4),
+            vec!["abc", r"\ed", r"\u{202e}"]
+        );
+    }
+
+    #[test]
+    fn wrapping_escaped_text_gives_the_same_lines_as_the_raw_text() {
+        let raw = "ab\u{1b}[2K\u{7}\u{202e}c\\d";
+        for width in 1..12 {
+            assert_eq!(
+                wrap_escaped(&escape_controls(raw), width),
+                wrap_escaped(raw, width)
+            );
+        }
+        assert_eq!(
+            wrap_escaped(raw, 5),
+            vec![r"ab\e[", r"2K", r"\x07", r"\u{202e}", r"c\d"]
+        );
+    }
+
+    #[test]
+    fn wrapping_empty_text_or_a_zero_width_still_shows_everything() {
+        assert_eq!(wrap_escaped("", 10), vec![""]);
+        assert_eq!(wrap_escaped("ab", 0), vec!["a", "b"]);
+    }
+}
