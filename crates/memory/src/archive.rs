@@ -69,7 +69,8 @@ pub(crate) fn tidy(
             continue;
         }
         let Some(listed) = listed else { continue };
-        let orphan = kind != EntryKind::Dir
+        // Plain files only: a symlink is never followed here (it is no data of ours).
+        let orphan = kind == EntryKind::File
             && is_record_file(&name)
             && name != INDEX_FILE
             && !listed.iter().any(|e| e.file == name);

@@ -146,11 +146,11 @@ async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
 }
 
 #[tokio::test]
-async fn ten_records_are_consolidated_sources_deleted_after_the_replacement() {
+async fn ten_records_are_consolidated_sources_archived_after_the_replacement() {
     let records: Vec<String> = (0..10).map(|i| format!(r#"{{"name": "fact-{i}", "type": "project", "description": "Fact {i}", "body": "b"}}"#)).collect();
     let extraction = format!("[{}]", records.join(","));
     let consolidation = r#"{"source_names": ["fact-0", "fact-1", "fact-2"], "records": [{"name": "facts-0-2", "type": "project", "description": "Facts 0 to 2", "body": "merged"}]}"#;
-    let (_d, model, session) = setup(vec![reply(&extraction), reply(consolidation)], true);
+    let (dir, model, session) = setup(vec![reply(&extraction), reply(consolidation)], true);
     session.complete(&[Message::user("x")]).await;
     assert_eq!(session.last_error(), None);
     let names: Vec<String> = session
@@ -173,6 +173,13 @@ async fn ten_records_are_consolidated_sources_deleted_after_the_replacement() {
             "facts-0-2"
         ]
     );
+    let mut archived: Vec<String> = std::fs::read_dir(dir.path().join(".memory/archive"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|f| f.rsplit_once('-').unwrap().0.to_string())
+        .collect();
+    archived.sort();
+    assert_eq!(archived, vec!["fact-0", "fact-1", "fact-2"]);
     model.finish().unwrap();
 }
 
