@@ -187,3 +187,73 @@ fn two_processes_writing_at_once_lose_nothing() {
         .unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 16);
 }
+
+/// The file the index lists for `name`.
+fn indexed_file(dir: &std::path::Path, name: &str) -> String {
+    let index = std::fs::read_to_string(dir.join(".memory/MEMORY.md")).unwrap();
+    let prefix = format!("- [{name}](");
+    let line = index.lines().find(|l| l.starts_with(&prefix)).unwrap();
+    line[prefix.len()..].split(')').next().unwrap().to_string()
+}
+
+#[test]
+fn list_skips_a_corrupt_record_and_forget_archives_the_name_list_shows() {
+    let dir = workspace();
+    for name in ["alpha", "beta", "gamma"] {
+        command("agent-tutorial", dir.path())
+            .args(["memory", "add", name, "--type", "project"])
+            .args(["--description", &format!("About {name}")])
+            .assert()
+            .success();
+    }
+    let memory = dir.path().join(".memory");
+    // alpha's front matter renamed by hand; gamma's file broken.
+    let alpha = indexed_file(dir.path(), "alpha");
+    let text = std::fs::read_to_string(memory.join(&alpha)).unwrap();
+    std::fs::write(
+        memory.join(&alpha),
+        text.replace("name: alpha", "name: renamed"),
+    )
+    .unwrap();
+    let gamma = indexed_file(dir.path(), "gamma");
+    std::fs::write(memory.join(&gamma), "not a record\n").unwrap();
+
+    command("agent-tutorial", dir.path())
+        .args(["memory", "list"])
+        .assert()
+        .success()
+        .stdout("alpha  (project)  About alpha\nbeta  (project)  About beta\n")
+        .stderr(format!(
+            " WARN memory: {alpha} names itself `renamed` but the index lists it as `alpha`; using `alpha`\n WARN memory: skipped the corrupt record `gamma` ({gamma}): {gamma} is not valid: the file does not start with a `---` line\n"
+        ));
+    command("agent-tutorial", dir.path())
+        .args(["memory", "forget", "renamed"])
+        .assert()
+        .code(2)
+        .stderr("error: no memory named `renamed`\n");
+    command("agent-tutorial", dir.path())
+        .args(["memory", "forget", "alpha"])
+        .assert()
+        .success()
+        .stderr(format!(
+            "forgot alpha (archived as .memory/archive/{alpha})\n"
+        ));
+    command("agent-tutorial", dir.path())
+        .args(["memory", "forget", "gamma"])
+        .assert()
+        .success()
+        .stderr(format!(
+            "forgot gamma (archived as .memory/archive/{gamma})\n"
+        ));
+    command("agent-tutorial", dir.path())
+        .args(["memory", "list"])
+        .assert()
+        .success()
+        .stdout("beta  (project)  About beta\n")
+        .stderr("");
+    assert!(!memory.join(&alpha).exists());
+    assert_eq!(
+        std::fs::read_to_string(memory.join("archive").join(&gamma)).unwrap(),
+        "not a record\n"
+    );
+}

@@ -8,11 +8,18 @@
 //!   the dynamic system prompt (chapter 10).
 //! - [`keywords`]: the deterministic fallback selector (CJK-aware).
 
+mod archive;
+mod fsio;
+mod index;
 pub mod keywords;
 pub mod record;
 pub mod session;
 pub mod store;
 
-pub use record::{MemoryRecord, MemoryType, render_block};
+pub use archive::ARCHIVE_DIR;
+pub use index::INDEX_FILE;
+pub use record::{MemoryRecord, MemoryType, last_wins, render_block};
 pub use session::{CONSOLIDATE_AT, MAX_SELECTED, MemoryInjector, MemorySession, TurnReport};
-pub use store::{Fault, MAX_BYTES, MAX_LINES, MEMORY_DIR, MemoryError, MemoryStore};
+pub use store::{
+    Fault, Loaded, MAX_BYTES, MAX_LINES, MEMORY_DIR, MemoryError, MemoryStore, Skipped,
+};

@@ -119,6 +119,17 @@ impl MemoryRecord {
     }
 }
 
+/// `records` with each name once, the last one given winning (a model may name a record twice
+/// in one reply), in the order of those last occurrences.
+pub fn last_wins(records: Vec<MemoryRecord>) -> Vec<MemoryRecord> {
+    let mut out: Vec<MemoryRecord> = Vec::with_capacity(records.len());
+    for record in records {
+        out.retain(|r| r.name != record.name);
+        out.push(record);
+    }
+    out
+}
+
 /// The block selected records render as, in P09's message and P10's `## memory` section.
 pub fn render_block(records: &[MemoryRecord]) -> Option<String> {
     if records.is_empty() {

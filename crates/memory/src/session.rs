@@ -11,8 +11,8 @@ use agent_core::{Message, ModelClient, ModelRequest};
 use serde::Deserialize;
 
 use crate::keywords;
-use crate::record::{MemoryRecord, render_block};
-use crate::store::MemoryStore;
+use crate::record::{MemoryRecord, last_wins, render_block};
+use crate::store::{MemoryError, MemoryStore, Skipped};
 
 /// At most this many records are selected per turn.
 pub const MAX_SELECTED: usize = 5;
@@ -27,6 +27,7 @@ const CONSOLIDATE_PROMPT: &str = include_str!("consolidate_prompt.md");
 struct State {
     selected: Vec<MemoryRecord>,
     extracted: Vec<String>,
+    skipped: Vec<Skipped>,
     last_error: Option<String>,
 }
 
@@ -35,6 +36,8 @@ struct State {
 pub struct TurnReport {
     pub selected: Vec<String>,
     pub extracted: Vec<String>,
+    /// Corrupt records left out this turn (each also logged as a warning).
+    pub skipped: Vec<Skipped>,
     pub error: Option<String>,
 }
 
@@ -121,10 +124,21 @@ impl MemorySession {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The stored records, or `None` with the error recorded.
+    /// The usable stored records; the corrupt ones skipped are noted for the report.
+    fn load_usable(&self) -> Result<Vec<MemoryRecord>, MemoryError> {
+        let loaded = self.store.load_all()?;
+        let mut state = self.state();
+        for skipped in loaded.skipped {
+            if !state.skipped.contains(&skipped) {
+                state.skipped.push(skipped);
+            }
+        }
+        Ok(loaded.records)
+    }
+
+    /// The usable stored records, or `None` with the error recorded.
     fn load(&self) -> Option<Vec<MemoryRecord>> {
-        self.store
-            .load()
+        self.load_usable()
             .map_err(|err| self.record_error(format!("cannot load memories: {err}")))
             .ok()
     }
@@ -153,6 +167,7 @@ impl MemorySession {
         TurnReport {
             selected: state.selected.iter().map(|r| r.name.clone()).collect(),
             extracted: state.extracted.clone(),
+            skipped: state.skipped.clone(),
             error: state.last_error.clone(),
         }
     }
@@ -164,6 +179,7 @@ impl MemorySession {
             let mut state = self.state();
             state.selected.clear();
             state.extracted.clear();
+            state.skipped.clear();
             state.last_error = None;
         }
         let Some(records) = self.load() else {
@@ -230,8 +246,15 @@ impl MemorySession {
                 format!("Message:\n{query}\n\nMemories:\n{}", list.join("\n")),
             )
             .await?;
-        let names: Vec<String> = serde_json::from_str(json_part(&text, '[', ']'))
+        let named: Vec<String> = serde_json::from_str(json_part(&text, '[', ']'))
             .map_err(|e| format!("the reply is not a JSON array of names ({e})"))?;
+        // A name given twice is selected once, where it first appears.
+        let mut names: Vec<String> = Vec::with_capacity(named.len());
+        for name in named {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
         if names.len() > MAX_SELECTED {
             return Err(format!(
                 "{} names selected, at most {MAX_SELECTED} allowed",
@@ -306,6 +329,7 @@ impl MemorySession {
             .await?;
         let records: Vec<MemoryRecord> = serde_json::from_str(json_part(&text, '[', ']'))
             .map_err(|e| format!("the reply is not valid: {e}"))?;
+        let records = last_wins(records);
         for record in &records {
             record.validate()?;
         }
@@ -314,7 +338,7 @@ impl MemorySession {
 
     async fn consolidate_if_needed(&self) -> Result<(), String> {
         let version = self.store.version().map_err(|e| e.to_string())?;
-        let records = self.store.load().map_err(|e| e.to_string())?;
+        let records = self.load_usable().map_err(|e| e.to_string())?;
         if records.len() < CONSOLIDATE_AT {
             return Ok(());
         }

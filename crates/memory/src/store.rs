@@ -4,33 +4,39 @@
 //! .memory/
 //!   MEMORY.md                  - [prefers-tabs](prefers-tabs-1a2b3c4d.md) - The user indents with tabs
 //!   prefers-tabs-1a2b3c4d.md   front matter (name, description, type), blank line, body
+//!   archive/                   every record file the index stopped listing
 //!   .lock                      advisory lock shared by every process writing here
 //! ```
 //!
 //! The index is the single source of truth: a record file not listed in `MEMORY.md` does not
-//! exist (it is an orphan of an interrupted write). That makes every change a two-phase commit
-//! with one atomic step:
+//! exist (it is an orphan of an interrupted write), and a record's name is the one the index
+//! gives it. That makes every change a two-phase commit with one atomic step:
 //!
-//! 1. write the new record files (new names, so nothing visible changes);
+//! 1. write the new record files (new names, so nothing visible changes) and link the files
+//!    that will stop being listed into `archive/` (the originals stay where they are);
 //! 2. write the new index to a temp file, fsync, **rename over `MEMORY.md`** — the commit;
-//! 3. delete the files the new index no longer lists.
+//! 3. remove the originals of the archived files.
 //!
-//! A failure before the rename removes what step 1 wrote and leaves the old set; a crash before
+//! A failure before the rename removes what step 1 added and leaves the old set; a crash before
 //! it leaves orphans and the old set; a crash after it leaves the new set. Validation and
-//! bounds run before step 1, so a bad record never touches the disk.
+//! bounds run before step 1, so a bad record never touches the disk. Leftovers of a crash (temp
+//! files, orphans) are cleaned under the lock by the next access: temp files are removed,
+//! orphans archived.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use agent_tools::{PathError, Workspace};
 
-use crate::record::MemoryRecord;
+use crate::archive::{self, ARCHIVE_DIR};
+use crate::fsio;
+pub use crate::index::INDEX_FILE;
+use crate::index::{IndexEntry, parse_index, render_index};
+use crate::record::{MemoryRecord, last_wins};
 
 pub const MEMORY_DIR: &str = ".memory";
-pub const INDEX_FILE: &str = "MEMORY.md";
 const LOCK_FILE: &str = ".lock";
 /// Bounds on each record file and on the index, checked on write and on read.
 pub const MAX_LINES: usize = 200;
@@ -56,23 +62,47 @@ pub enum MemoryError {
     Changed,
     #[error("no memory named `{0}`")]
     NotFound(String),
+    /// A consolidation must replace what it removes: an empty reply would only delete.
+    #[error("the consolidation has no replacement records; nothing was changed")]
+    NoReplacement,
+    /// One pass may not retire most of the store: a bad reply could otherwise empty it.
+    #[error(
+        "the consolidation would remove {removed} of {total} memories (at most half may go in one pass); nothing was changed"
+    )]
+    RemovesTooMany { removed: usize, total: usize },
 }
 
 /// A step of a write, for tests that fail each step on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     WriteRecord,
+    ArchiveOld,
     WriteIndex,
     RenameIndex,
     DeleteOld,
 }
 
-/// One line of the index.
+/// A record the index lists but that could not be used; the others load without it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct IndexEntry {
-    name: String,
-    file: String,
-    description: String,
+pub struct Skipped {
+    /// The name the index gives it.
+    pub name: String,
+    /// Its file inside `.memory/`.
+    pub file: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` ({}): {}", self.name, self.file, self.reason)
+    }
+}
+
+/// The usable records, in index order, and the ones skipped as corrupt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Loaded {
+    pub records: Vec<MemoryRecord>,
+    pub skipped: Vec<Skipped>,
 }
 
 fn check_bounds(what: &str, text: &str) -> Result<(), MemoryError> {
@@ -87,40 +117,17 @@ fn check_bounds(what: &str, text: &str) -> Result<(), MemoryError> {
     Ok(())
 }
 
-fn parse_index(text: &str) -> Result<Vec<IndexEntry>, String> {
-    let mut entries = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let bad = || format!("line {}: expected `- [name](file) - description`", i + 1);
-        let rest = line.strip_prefix("- [").ok_or_else(bad)?;
-        let (name, rest) = rest.split_once("](").ok_or_else(bad)?;
-        let (file, description) = rest.split_once(") - ").ok_or_else(bad)?;
-        let safe_file = file.ends_with(".md")
-            && file != INDEX_FILE
-            && !file.contains('/')
-            && !file.starts_with('.');
-        if !safe_file {
-            return Err(format!(
-                "line {}: `{file}` is not a record file name",
-                i + 1
-            ));
-        }
-        entries.push(IndexEntry {
-            name: name.into(),
-            file: file.into(),
-            description: description.into(),
-        });
-    }
-    Ok(entries)
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> MemoryError {
+    let path = path.display().to_string();
+    move |source| MemoryError::Io { path, source }
 }
 
-fn render_index(entries: &[IndexEntry]) -> String {
-    entries
-        .iter()
-        .map(|e| format!("- [{}]({}) - {}\n", e.name, e.file, e.description))
-        .collect()
+/// A failed step of a write: the error names the folder, the source says which step.
+fn step_error(source: io::Error) -> MemoryError {
+    MemoryError::Io {
+        path: MEMORY_DIR.into(),
+        source,
+    }
 }
 
 fn unique_suffix() -> String {
@@ -137,6 +144,17 @@ fn unique_suffix() -> String {
     // A cheap mix so consecutive calls differ in every digit.
     let mixed = (mixed ^ (mixed >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     format!("{:08x}", (mixed >> 32) as u32)
+}
+
+/// What a commit changes, checked against the current index under the lock.
+struct Change<'a> {
+    /// Commit only if the index text is still this (consolidation: the model saw it).
+    expected: Option<&'a str>,
+    /// Names whose entries go (to the archive).
+    remove: Vec<String>,
+    add: Vec<MemoryRecord>,
+    /// Refuses the change given the current index, before anything is written.
+    check: &'a dyn Fn(&[IndexEntry]) -> Result<(), MemoryError>,
 }
 
 /// The memory of one workspace.
@@ -162,6 +180,16 @@ impl MemoryStore {
         Ok(self.workspace.resolve(MEMORY_DIR)?)
     }
 
+    /// The archive folder, created if missing, resolved through the workspace like `dir`.
+    fn archive_dir(&self) -> Result<PathBuf, MemoryError> {
+        let relative = format!("{MEMORY_DIR}/{ARCHIVE_DIR}");
+        let path = self.workspace.resolve(&relative)?;
+        if !fsio::is_dir(&path) {
+            fsio::create_dir_all(&path).map_err(io_error(&path))?;
+        }
+        Ok(self.workspace.resolve(&relative)?) // re-check: it must still resolve inside
+    }
+
     /// Makes the next write fail at `fault` (tests only).
     #[doc(hidden)]
     pub fn inject_fault(&self, fault: Option<Fault>) {
@@ -175,7 +203,8 @@ impl MemoryStore {
         Ok(())
     }
 
-    /// Runs `f` holding both locks: the in-process mutex and the advisory file lock.
+    /// Runs `f` holding both locks: the in-process mutex and the advisory file lock. Cleans up
+    /// what a killed process left first, since holding the lock means no write is under way.
     fn locked<T>(
         &self,
         create: bool,
@@ -186,25 +215,19 @@ impl MemoryStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let dir = self.dir()?;
-        let io_err = |path: &Path| {
-            let path = path.display().to_string();
-            move |source| MemoryError::Io { path, source }
-        };
-        if !dir.is_dir() {
+        if !fsio::is_dir(&dir) {
             if !create {
                 return f(&dir);
             }
-            fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+            fsio::create_dir_all(&dir).map_err(io_error(&dir))?;
             self.dir()?; // re-check: the folder must still resolve inside
         }
         let lock_path = dir.join(LOCK_FILE);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io_err(&lock_path))?;
-        lock.lock().map_err(io_err(&lock_path))?;
+        let lock = fsio::open_lock(&lock_path).map_err(io_error(&lock_path))?;
+        lock.lock().map_err(io_error(&lock_path))?;
+        let listed = Self::read_index(&dir).ok().map(|(_, entries)| entries);
+        let archive = || self.archive_dir().map_err(|e| e.to_string());
+        archive::tidy(&dir, listed.as_deref(), &archive, MAX_BYTES as u64);
         let result = f(&dir);
         let _ = lock.unlock();
         result
@@ -212,17 +235,12 @@ impl MemoryStore {
 
     fn read_index(dir: &Path) -> Result<(String, Vec<IndexEntry>), MemoryError> {
         let path = dir.join(INDEX_FILE);
-        let text = match fs::read_to_string(&path) {
+        let text = match fsio::read_to_string(&path) {
             Ok(text) => text,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 return Ok((String::new(), Vec::new()));
             }
-            Err(source) => {
-                return Err(MemoryError::Io {
-                    path: path.display().to_string(),
-                    source,
-                });
-            }
+            Err(source) => return Err(io_error(&path)(source)),
         };
         check_bounds(INDEX_FILE, &text)?;
         let entries = parse_index(&text).map_err(|reason| MemoryError::Invalid {
@@ -232,25 +250,61 @@ impl MemoryStore {
         Ok((text, entries))
     }
 
+    /// The record `entry` lists, named as the index names it (the front matter's name is
+    /// only a copy: the index is what `forget` and upserts match on).
     fn read_record(dir: &Path, entry: &IndexEntry) -> Result<MemoryRecord, MemoryError> {
-        let path = dir.join(&entry.file);
-        let text = fs::read_to_string(&path).map_err(|source| MemoryError::Io {
-            path: entry.file.clone(),
-            source,
-        })?;
-        check_bounds(&entry.file, &text)?;
-        MemoryRecord::from_file_text(&text).map_err(|reason| MemoryError::Invalid {
+        let invalid = |reason| MemoryError::Invalid {
             path: entry.file.clone(),
             reason,
+        };
+        let text =
+            fsio::read_to_string(&dir.join(&entry.file)).map_err(|source| MemoryError::Io {
+                path: entry.file.clone(),
+                source,
+            })?;
+        check_bounds(&entry.file, &text)?;
+        let mut record = MemoryRecord::from_file_text(&text).map_err(invalid)?;
+        if record.name != entry.name {
+            tracing::warn!(
+                "memory: {} names itself `{}` but the index lists it as `{}`; using `{}`",
+                entry.file,
+                record.name,
+                entry.name,
+                entry.name
+            );
+            record.name = entry.name.clone();
+        }
+        record.validate().map_err(invalid)?;
+        Ok(record)
+    }
+
+    /// Every usable record the index lists, in index order; a corrupt one (unreadable, too
+    /// large, bad front matter) is skipped with a warning naming it and reported.
+    pub fn load_all(&self) -> Result<Loaded, MemoryError> {
+        self.locked(false, |dir| {
+            let (_, entries) = Self::read_index(dir)?;
+            let mut loaded = Loaded::default();
+            for entry in &entries {
+                match Self::read_record(dir, entry) {
+                    Ok(record) => loaded.records.push(record),
+                    Err(err) => {
+                        let skipped = Skipped {
+                            name: entry.name.clone(),
+                            file: entry.file.clone(),
+                            reason: err.to_string(),
+                        };
+                        tracing::warn!("memory: skipped the corrupt record {skipped}");
+                        loaded.skipped.push(skipped);
+                    }
+                }
+            }
+            Ok(loaded)
         })
     }
 
-    /// Every record the index lists, in index order.
+    /// The usable records (see [`MemoryStore::load_all`] for the skipped ones).
     pub fn load(&self) -> Result<Vec<MemoryRecord>, MemoryError> {
-        self.locked(false, |dir| {
-            let (_, entries) = Self::read_index(dir)?;
-            entries.iter().map(|e| Self::read_record(dir, e)).collect()
-        })
+        Ok(self.load_all()?.records)
     }
 
     /// The index text: two equal versions mean the same set of records.
@@ -258,123 +312,183 @@ impl MemoryStore {
         self.locked(false, |dir| Ok(Self::read_index(dir)?.0))
     }
 
-    /// Adds records; a record whose name exists replaces the old one.
+    /// Adds records; a record whose name exists replaces the old one (which is archived). A
+    /// name given twice is stored once: the last one wins.
     pub fn upsert(&self, records: Vec<MemoryRecord>) -> Result<(), MemoryError> {
-        let names: Vec<String> = records.iter().map(|r| r.name.clone()).collect();
-        self.commit(None, &names, records)
+        let add = last_wins(records);
+        let remove = add.iter().map(|r| r.name.clone()).collect();
+        self.commit(Change {
+            expected: None,
+            remove,
+            add,
+            check: &|_| Ok(()),
+        })
+        .map(drop)
     }
 
     /// Replaces `sources` by `records` in one commit, only if the set is still at
-    /// `expected_version` (consolidation: the model saw that version).
+    /// `expected_version` (consolidation: the model saw that version). Refused when `records`
+    /// is empty or when more than half of the current records would be removed.
     pub fn replace(
         &self,
         sources: &[String],
         records: Vec<MemoryRecord>,
         expected_version: &str,
     ) -> Result<(), MemoryError> {
-        let mut remove: Vec<String> = sources.to_vec();
-        remove.extend(records.iter().map(|r| r.name.clone()));
-        self.commit(Some(expected_version), &remove, records)
-    }
-
-    /// Removes one record.
-    pub fn forget(&self, name: &str) -> Result<(), MemoryError> {
-        let exists = self.load()?.iter().any(|r| r.name == name);
-        if !exists {
-            return Err(MemoryError::NotFound(name.to_string()));
+        let add = last_wins(records);
+        if add.is_empty() {
+            return Err(MemoryError::NoReplacement);
         }
-        self.commit(None, &[name.to_string()], Vec::new())
+        let mut remove: Vec<String> = sources.to_vec();
+        remove.extend(add.iter().map(|r| r.name.clone()));
+        // Removed = sources that stop existing; one re-created under its own name is updated.
+        let check = |current: &[IndexEntry]| {
+            let gone = current
+                .iter()
+                .filter(|e| sources.contains(&e.name) && !add.iter().any(|r| r.name == e.name))
+                .count();
+            if gone * 2 > current.len() {
+                return Err(MemoryError::RemovesTooMany {
+                    removed: gone,
+                    total: current.len(),
+                });
+            }
+            Ok(())
+        };
+        self.commit(Change {
+            expected: Some(expected_version),
+            remove,
+            add: add.clone(),
+            check: &check,
+        })
+        .map(drop)
     }
 
-    fn commit(
-        &self,
-        expected: Option<&str>,
-        remove: &[String],
-        add: Vec<MemoryRecord>,
-    ) -> Result<(), MemoryError> {
+    /// Removes the record the index lists as `name` (as `list` shows it, corrupt or not) and
+    /// archives its file. Returns the archived files, relative to `.memory/` (none when the
+    /// file was already missing).
+    pub fn forget(&self, name: &str) -> Result<Vec<String>, MemoryError> {
+        let check = |current: &[IndexEntry]| {
+            if current.iter().any(|e| e.name == name) {
+                Ok(())
+            } else {
+                Err(MemoryError::NotFound(name.to_string()))
+            }
+        };
+        self.commit(Change {
+            expected: None,
+            remove: vec![name.to_string()],
+            add: Vec::new(),
+            check: &check,
+        })
+    }
+
+    /// Returns the archived files, relative to `.memory/`.
+    fn commit(&self, change: Change<'_>) -> Result<Vec<String>, MemoryError> {
         // Everything that can be checked is checked before the disk is touched.
-        let mut files = Vec::with_capacity(add.len());
-        for record in &add {
-            record.validate().map_err(|reason| MemoryError::Invalid {
+        let mut files = Vec::with_capacity(change.add.len());
+        for record in &change.add {
+            let invalid = |reason| MemoryError::Invalid {
                 path: record.name.clone(),
                 reason,
-            })?;
-            let text = record
-                .to_file_text()
-                .map_err(|reason| MemoryError::Invalid {
-                    path: record.name.clone(),
-                    reason,
-                })?;
+            };
+            record.validate().map_err(invalid)?;
+            let text = record.to_file_text().map_err(invalid)?;
             check_bounds(&format!("record `{}`", record.name), &text)?;
             files.push((format!("{}-{}.md", record.name, unique_suffix()), text));
         }
         self.locked(true, |dir| {
             let (version, current) = Self::read_index(dir)?;
-            if expected.is_some_and(|v| v != version) {
+            if change.expected.is_some_and(|v| v != version) {
                 return Err(MemoryError::Changed);
             }
-            let (gone, mut kept): (Vec<IndexEntry>, Vec<IndexEntry>) =
-                current.into_iter().partition(|e| remove.contains(&e.name));
-            kept.extend(add.iter().zip(&files).map(|(r, (file, _))| IndexEntry {
-                name: r.name.clone(),
-                file: file.clone(),
-                description: r.description.trim().to_string(),
-            }));
+            (change.check)(&current)?;
+            let (gone, mut kept): (Vec<IndexEntry>, Vec<IndexEntry>) = current
+                .into_iter()
+                .partition(|e| change.remove.contains(&e.name));
+            kept.extend(
+                change
+                    .add
+                    .iter()
+                    .zip(&files)
+                    .map(|(r, (file, _))| IndexEntry {
+                        name: r.name.clone(),
+                        file: file.clone(),
+                        description: r.description.trim().to_string(),
+                    }),
+            );
             let index = render_index(&kept);
             check_bounds(INDEX_FILE, &index)?;
-            self.write_files(dir, &files, &index)?;
+            let archived = self.write_files(dir, &files, &gone, &index)?;
             for entry in gone {
-                let removed = self.hit(Fault::DeleteOld).and_then(|()| fs::remove_file(dir.join(&entry.file)));
-                if let Err(err) = removed {
-                    // Committed already: an undeleted file is an unlisted orphan, not data.
-                    tracing::warn!(file = %entry.file, "cannot delete a replaced memory file: {err}");
+                let removed = self
+                    .hit(Fault::DeleteOld)
+                    .and_then(|()| fsio::remove(&dir.join(&entry.file)));
+                match removed {
+                    Ok(()) => {}
+                    // A record whose file was missing had nothing to archive or remove.
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                    // Committed and archived already: the leftover original is an unlisted
+                    // orphan, removed by the next clean-up.
+                    Err(err) => tracing::warn!(
+                        "memory: cannot remove the archived original {}: {err}",
+                        entry.file
+                    ),
                 }
             }
-            Ok(())
+            Ok(archived)
         })
     }
 
-    /// Steps 1 and 2 of the commit; on failure removes what it wrote.
+    /// Steps 1 and 2 of the commit; on failure removes what it added. Returns the archived
+    /// files, relative to `.memory/`.
     fn write_files(
         &self,
         dir: &Path,
         files: &[(String, String)],
+        gone: &[IndexEntry],
         index: &str,
-    ) -> Result<(), MemoryError> {
-        let mut written: Vec<PathBuf> = Vec::new();
+    ) -> Result<Vec<String>, MemoryError> {
+        let mut added: Vec<PathBuf> = Vec::new();
+        let mut archived: Vec<String> = Vec::new();
         let tmp_index = dir.join(format!(".{INDEX_FILE}.tmp-{}", unique_suffix()));
-        let result = (|| -> io::Result<()> {
+        let result = (|| -> Result<(), MemoryError> {
             for (file, text) in files {
-                self.hit(Fault::WriteRecord)?;
+                self.hit(Fault::WriteRecord).map_err(step_error)?;
                 let path = dir.join(file);
-                written.push(path.clone());
-                write_synced(&path, text)?;
+                fsio::write_synced(&path, text).map_err(step_error)?;
+                added.push(path);
             }
-            self.hit(Fault::WriteIndex)?;
-            write_synced(&tmp_index, index)?;
-            self.hit(Fault::RenameIndex)?;
-            fs::rename(&tmp_index, dir.join(INDEX_FILE))
+            if !gone.is_empty() {
+                let archive = self.archive_dir()?;
+                for entry in gone {
+                    self.hit(Fault::ArchiveOld).map_err(step_error)?;
+                    let got = archive::link_into(dir, &archive, &entry.file).map_err(step_error)?;
+                    if let Some(name) = got {
+                        added.push(archive.join(&name));
+                        archived.push(format!("{ARCHIVE_DIR}/{name}"));
+                    }
+                }
+                if let Err(err) = fsio::sync_dir(&archive) {
+                    tracing::warn!("memory: cannot sync the archive folder: {err}");
+                }
+            }
+            self.hit(Fault::WriteIndex).map_err(step_error)?;
+            fsio::write_synced(&tmp_index, index).map_err(step_error)?;
+            self.hit(Fault::RenameIndex).map_err(step_error)?;
+            fsio::rename(&tmp_index, &dir.join(INDEX_FILE)).map_err(step_error)
         })();
-        if let Err(source) = result {
+        if let Err(err) = result {
             // Not committed: remove what this write added; the old set is untouched.
-            for path in written.iter().chain([&tmp_index]) {
-                let _ = fs::remove_file(path);
+            for path in added.iter().chain([&tmp_index]) {
+                let _ = fsio::remove(path);
             }
-            return Err(MemoryError::Io {
-                path: MEMORY_DIR.into(),
-                source,
-            });
+            return Err(err);
         }
         // Committed. Make the rename durable; a failure here cannot be undone, only reported.
-        if let Err(err) = File::open(dir).and_then(|d| d.sync_all()) {
-            tracing::warn!("cannot sync the memory folder: {err}");
+        if let Err(err) = fsio::sync_dir(dir) {
+            tracing::warn!("memory: cannot sync the memory folder: {err}");
         }
-        Ok(())
+        Ok(archived)
     }
-}
-
-fn write_synced(path: &Path, text: &str) -> io::Result<()> {
-    let mut file = File::create(path)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()
 }

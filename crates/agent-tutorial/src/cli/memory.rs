@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use agent_memory::{MemoryRecord, MemoryStore, MemoryType};
+use agent_memory::{MEMORY_DIR, MemoryError, MemoryRecord, MemoryStore, MemoryType};
 use clap::{Args, Subcommand};
 
 use super::{CliError, CliResult, open_workspace};
@@ -22,7 +22,7 @@ enum MemoryCommand {
     List,
     /// A record's file as stored.
     Show { name: String },
-    /// Delete a record.
+    /// Remove a record (its file moves to `.memory/archive/`).
     Forget { name: String },
     /// Add (or replace) a record.
     Add {
@@ -87,9 +87,18 @@ pub fn memory(args: &MemoryArgs) -> CliResult {
             );
         }
         MemoryCommand::Forget { name } => {
-            find(&store, name)?;
-            store.forget(name).map_err(CliError::runtime)?;
-            eprintln!("forgot {name}");
+            // The store matches the name `list` shows (the index's) and reports only once the
+            // record is out of the index and its file archived.
+            let archived = store.forget(name).map_err(|err| match err {
+                MemoryError::NotFound(_) => CliError::usage(err),
+                other => CliError::runtime(other),
+            })?;
+            if archived.is_empty() {
+                eprintln!("forgot {name} (its file was already missing)");
+            }
+            for file in archived {
+                eprintln!("forgot {name} (archived as {MEMORY_DIR}/{file})");
+            }
         }
         MemoryCommand::Add {
             name,

@@ -1,2 +1,3 @@
+mod keeps;
 mod session;
 mod store;

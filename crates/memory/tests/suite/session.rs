@@ -146,11 +146,11 @@ async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
 }
 
 #[tokio::test]
-async fn ten_records_are_consolidated_sources_deleted_after_the_replacement() {
+async fn ten_records_are_consolidated_sources_archived_after_the_replacement() {
     let records: Vec<String> = (0..10).map(|i| format!(r#"{{"name": "fact-{i}", "type": "project", "description": "Fact {i}", "body": "b"}}"#)).collect();
     let extraction = format!("[{}]", records.join(","));
     let consolidation = r#"{"source_names": ["fact-0", "fact-1", "fact-2"], "records": [{"name": "facts-0-2", "type": "project", "description": "Facts 0 to 2", "body": "merged"}]}"#;
-    let (_d, model, session) = setup(vec![reply(&extraction), reply(consolidation)], true);
+    let (dir, model, session) = setup(vec![reply(&extraction), reply(consolidation)], true);
     session.complete(&[Message::user("x")]).await;
     assert_eq!(session.last_error(), None);
     let names: Vec<String> = session
@@ -173,5 +173,113 @@ async fn ten_records_are_consolidated_sources_deleted_after_the_replacement() {
             "facts-0-2"
         ]
     );
+    let mut archived: Vec<String> = std::fs::read_dir(dir.path().join(".memory/archive"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|f| f.rsplit_once('-').unwrap().0.to_string())
+        .collect();
+    archived.sort();
+    assert_eq!(archived, vec!["fact-0", "fact-1", "fact-2"]);
     model.finish().unwrap();
+}
+
+#[tokio::test]
+async fn a_record_the_selector_names_twice_is_selected_once() {
+    let (_d, _m, session) = setup(vec![reply(r#"["deploy", "indent-style", "deploy"]"#)], true);
+    seed(&session);
+    session.begin_turn("ship it with tabs").await;
+    assert_eq!(session.last_error(), None);
+    assert_eq!(session.report().selected, vec!["deploy", "indent-style"]);
+}
+
+#[tokio::test]
+async fn a_record_extracted_twice_in_one_reply_is_saved_once_and_the_last_wins() {
+    let twice = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "First."},
+                    {"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "Second."}]"#;
+    let (_d, _m, session) = setup(vec![reply(twice)], true);
+    session.complete(&[Message::user("tabs please")]).await;
+    assert_eq!(session.last_error(), None);
+    assert_eq!(session.report().extracted, vec!["tabs"]);
+    assert_eq!(
+        session.store().load().unwrap(),
+        vec![MemoryRecord::new(
+            "tabs",
+            MemoryType::Feedback,
+            "Use tabs",
+            "Second."
+        )]
+    );
+}
+
+fn ten_facts() -> String {
+    let records: Vec<String> = (0..10).map(|i| format!(r#"{{"name": "fact-{i}", "type": "project", "description": "Fact {i}", "body": "b"}}"#)).collect();
+    format!("[{}]", records.join(","))
+}
+
+#[tokio::test]
+async fn a_consolidation_that_would_only_delete_or_remove_most_records_is_refused() {
+    let cases = [
+        (
+            r#"{"source_names": ["fact-0", "fact-1"], "records": []}"#,
+            "consolidation failed, memories unchanged: the consolidation has no replacement records; nothing was changed",
+        ),
+        (
+            r#"{"source_names": ["fact-0", "fact-1", "fact-2", "fact-3", "fact-4", "fact-5"], "records": [{"name": "facts", "type": "project", "description": "Facts", "body": "merged"}]}"#,
+            "consolidation failed, memories unchanged: the consolidation would remove 6 of 10 memories (at most half may go in one pass); nothing was changed",
+        ),
+    ];
+    for (consolidation, error) in cases {
+        let (dir, model, session) = setup(vec![reply(&ten_facts()), reply(consolidation)], true);
+        session.complete(&[Message::user("x")]).await;
+        model.finish().unwrap();
+        assert_eq!(session.last_error().as_deref(), Some(error));
+        let names: Vec<String> = session
+            .store()
+            .load()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
+        let all: Vec<String> = (0..10).map(|i| format!("fact-{i}")).collect();
+        assert_eq!(names, all);
+        assert!(!dir.path().join(".memory/archive").exists());
+    }
+}
+
+#[tokio::test]
+async fn a_corrupt_record_is_reported_and_the_others_are_selected_and_extracted() {
+    let good = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "b"}]"#;
+    let (dir, _m, session) = setup(vec![reply(r#"["deploy"]"#), reply(good)], true);
+    seed(&session);
+    let index = std::fs::read_to_string(dir.path().join(".memory/MEMORY.md")).unwrap();
+    let file = index
+        .lines()
+        .next()
+        .unwrap()
+        .split(['(', ')'])
+        .nth(1)
+        .unwrap();
+    assert!(file.starts_with("indent-style-"), "{index}");
+    std::fs::write(dir.path().join(".memory").join(file), "---\nname: [\n---\n").unwrap();
+
+    session.begin_turn("ship it").await;
+    assert_eq!(session.last_error(), None);
+    assert_eq!(session.report().selected, vec!["deploy"]);
+    let skipped = session.report().skipped;
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(
+        (skipped[0].name.as_str(), skipped[0].file.as_str()),
+        ("indent-style", file)
+    );
+    session.complete(&[Message::user("tabs")]).await;
+    assert_eq!(session.last_error(), None);
+    assert_eq!(session.report().extracted, vec!["tabs"]);
+    let names: Vec<String> = session
+        .store()
+        .load()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, vec!["deploy", "tabs"]);
 }

@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use agent_memory::{Fault, MemoryError, MemoryRecord, MemoryStore, MemoryType};
+use agent_memory::{Fault, Loaded, MemoryError, MemoryRecord, MemoryStore, MemoryType, Skipped};
 use agent_tools::Workspace;
 
 fn rec(name: &str) -> MemoryRecord {
@@ -18,21 +18,33 @@ fn setup() -> (tempfile::TempDir, MemoryStore) {
     (dir, store)
 }
 
-/// Every file in `.memory`, name → content: the whole on-disk state, to compare before/after.
+/// Every file in `.memory` and `.memory/archive` (as `archive/<name>`), name → content: the
+/// whole on-disk state, to compare before/after.
 fn snapshot(dir: &std::path::Path) -> BTreeMap<String, String> {
-    std::fs::read_dir(dir.join(".memory"))
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter(|e| e.file_name() != ".lock")
-                .map(|e| {
-                    (
-                        e.file_name().to_string_lossy().into_owned(),
-                        std::fs::read_to_string(e.path()).unwrap(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut files = BTreeMap::new();
+    for (folder, prefix) in [(".memory", ""), (".memory/archive", "archive/")] {
+        let Ok(rd) = std::fs::read_dir(dir.join(folder)) else {
+            continue;
+        };
+        for e in rd.map(Result::unwrap) {
+            if e.file_name() == ".lock" || e.file_type().unwrap().is_dir() {
+                continue;
+            }
+            files.insert(
+                format!("{prefix}{}", e.file_name().to_string_lossy()),
+                std::fs::read_to_string(e.path()).unwrap(),
+            );
+        }
+    }
+    files
+}
+
+/// The file the index lists for `name`.
+fn file_of(dir: &std::path::Path, name: &str) -> String {
+    let index = std::fs::read_to_string(dir.join(".memory/MEMORY.md")).unwrap();
+    let prefix = format!("- [{name}](");
+    let line = index.lines().find(|l| l.starts_with(&prefix)).unwrap();
+    line[prefix.len()..].split(')').next().unwrap().to_string()
 }
 
 #[test]
@@ -60,12 +72,17 @@ fn records_round_trip_through_files_and_the_index() {
         files[alpha_file],
         "---\nname: alpha\ndescription: About alpha\ntype: project\n---\n\nBody of alpha.\n"
     );
-    // Upserting a name replaces the record and removes its old file.
+    // Upserting a name replaces the record and archives its old file.
     let mut changed = rec("alpha");
     changed.body = "New body.".into();
     store.upsert(vec![changed.clone()]).unwrap();
     assert_eq!(store.load().unwrap(), vec![rec("beta"), changed]);
-    assert_eq!(snapshot(dir.path()).len(), 3);
+    let files = snapshot(dir.path());
+    assert_eq!(files.len(), 4);
+    assert_eq!(
+        files[&format!("archive/{alpha_file}")],
+        "---\nname: alpha\ndescription: About alpha\ntype: project\n---\n\nBody of alpha.\n"
+    );
     store.forget("beta").unwrap();
     assert_eq!(store.load().unwrap().len(), 1);
     assert!(matches!(
@@ -88,23 +105,36 @@ fn bounds_are_checked_on_write_and_on_read() {
     );
     assert_eq!(snapshot(dir.path()), before);
 
-    // A file grown too large by hand is refused when read.
+    // A file grown too large by hand is refused when read: skipped and reported, not fatal.
     let file = before
         .keys()
         .find(|k| k.starts_with("alpha-"))
         .unwrap()
         .clone();
     std::fs::write(dir.path().join(".memory").join(&file), "x".repeat(5000)).unwrap();
-    let err = store.load().unwrap_err();
     assert_eq!(
-        err.to_string(),
-        format!("{file} is too large: 1 lines, 5000 bytes (limit 200 lines, 4096 bytes)")
+        store.load_all().unwrap(),
+        Loaded {
+            records: vec![],
+            skipped: vec![Skipped {
+                name: "alpha".into(),
+                file: file.clone(),
+                reason: format!(
+                    "{file} is too large: 1 lines, 5000 bytes (limit 200 lines, 4096 bytes)"
+                ),
+            }],
+        }
     );
 }
 
 #[test]
 fn a_write_that_fails_at_any_step_before_the_commit_leaves_the_old_set() {
-    for fault in [Fault::WriteRecord, Fault::WriteIndex, Fault::RenameIndex] {
+    for fault in [
+        Fault::WriteRecord,
+        Fault::ArchiveOld,
+        Fault::WriteIndex,
+        Fault::RenameIndex,
+    ] {
         let (dir, store) = setup();
         store.upsert(vec![rec("alpha"), rec("beta")]).unwrap();
         let before = snapshot(dir.path());
@@ -115,6 +145,16 @@ fn a_write_that_fails_at_any_step_before_the_commit_leaves_the_old_set() {
             format!(".memory: injected fault at {fault:?}")
         );
         assert_eq!(snapshot(dir.path()), before, "{fault:?}");
+        // A deletion (which writes no record file) fails the same way at its own steps: the
+        // record stays listed and its file in place.
+        if fault != Fault::WriteRecord {
+            let err = store.forget("beta").unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(".memory: injected fault at {fault:?}")
+            );
+            assert_eq!(snapshot(dir.path()), before, "{fault:?}");
+        }
         store.inject_fault(None);
         assert_eq!(store.load().unwrap(), vec![rec("alpha"), rec("beta")]);
     }
@@ -124,11 +164,19 @@ fn a_write_that_fails_at_any_step_before_the_commit_leaves_the_old_set() {
 fn a_failure_after_the_commit_keeps_the_new_set() {
     let (dir, store) = setup();
     store.upsert(vec![rec("alpha")]).unwrap();
+    let old = file_of(dir.path(), "alpha");
     store.inject_fault(Some(Fault::DeleteOld));
     store.upsert(vec![rec("alpha"), rec("beta")]).unwrap();
+    // The old alpha file is an orphan (on disk, not in the set), already archived.
+    let files = snapshot(dir.path());
+    assert_eq!(files.len(), 5);
+    assert_eq!(files[&old], files[&format!("archive/{old}")]);
+    // The next access removes the orphan rather than archiving it a second time.
     assert_eq!(store.load().unwrap(), vec![rec("alpha"), rec("beta")]);
-    // The old alpha file is an orphan: on disk, not in the set.
-    assert_eq!(snapshot(dir.path()).len(), 4);
+    let files = snapshot(dir.path());
+    assert_eq!(files.len(), 4);
+    assert!(!files.contains_key(&old));
+    assert!(files.contains_key(&format!("archive/{old}")));
 }
 
 #[test]
@@ -146,7 +194,10 @@ fn orphan_files_are_not_part_of_the_set() {
 #[test]
 fn replace_aborts_when_the_set_changed() {
     let (dir, store) = setup();
-    store.upsert(vec![rec("alpha"), rec("beta")]).unwrap();
+    // Four records, so that removing two stays within the half a consolidation may remove.
+    store
+        .upsert(vec![rec("alpha"), rec("beta"), rec("delta")])
+        .unwrap();
     let seen = store.version().unwrap();
     store.upsert(vec![rec("gamma")]).unwrap();
     let before = snapshot(dir.path());
@@ -159,7 +210,10 @@ fn replace_aborts_when_the_set_changed() {
     store
         .replace(&["alpha".into(), "beta".into()], vec![rec("merged")], &now)
         .unwrap();
-    assert_eq!(store.load().unwrap(), vec![rec("gamma"), rec("merged")]);
+    assert_eq!(
+        store.load().unwrap(),
+        vec![rec("delta"), rec("gamma"), rec("merged")]
+    );
 }
 
 #[test]
