@@ -2,7 +2,6 @@
 //! file, and shell hooks from `.agent_tutorial/hooks.json`.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
