@@ -96,7 +96,8 @@ pub struct RunArgs {
     /// Sampling temperature (default: the server's).
     #[arg(long)]
     pub temperature: Option<f32>,
-    /// Seconds one model request may take before the run fails with a timeout.
+    /// Seconds one model request may take in all (connecting, sending, reading the whole
+    /// reply) before it fails with a timeout. A request is never retried.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub request_timeout: u64,
     /// At most this many tokens per reply (sent as `max_tokens`).
@@ -238,4 +239,31 @@ pub(crate) fn runtime() -> CliResult<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(CliError::runtime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::silenced;
+
+    #[test]
+    fn http_and_tls_targets_are_silenced_and_ours_are_not() {
+        let targets = [
+            "async_openai::error",
+            "hyper",
+            "hyper::proto::h1::io",
+            "hyper_util::client::legacy",
+            "reqwest::connect",
+            "h2::codec",
+            "rustls::client::hs",
+            "agent_openai::client",
+            "agent_tutorial::cli",
+            "hyperfine",
+        ];
+        assert_eq!(
+            targets.map(silenced),
+            [
+                true, true, true, true, true, true, true, false, false, false
+            ]
+        );
+    }
 }
