@@ -14,4 +14,5 @@ mod ch08;
 mod ch09;
 mod ch10;
 mod cli;
+mod security_key;
 mod support;

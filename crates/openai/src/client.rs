@@ -3,12 +3,10 @@
 //! Portability rules that keep small OpenAI-compatible servers happy (learned on llama.cpp):
 //! an assistant message with tool calls carries `content: ""`, never `null`; `tools` and
 //! `tool_choice: "auto"` are sent only when there are tools; no streaming; usage details are
-//! optional. No automatic retries here: recovery is chapter 11.
+//! optional. async-openai provides the request and response types; the HTTP exchange is ours
+//! ([`crate::http`]): one attempt per call, no automatic retries (recovery is chapter 11).
 
 use agent_core::{Message, ModelClient, ModelError, ModelReply, ModelRequest, ToolCall, Usage};
-use async_openai::Client;
-use async_openai::config::OpenAIConfig;
-use async_openai::error::OpenAIError;
 use async_openai::types::chat::{
     ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
@@ -22,10 +20,12 @@ use async_openai::types::chat::{
 use async_trait::async_trait;
 
 use crate::config::{ApiKey, OpenAiConfig, Sampling};
+use crate::errors::{map_http_error, map_status};
+use crate::http::{HttpError, HttpLayer};
 
 /// A [`ModelClient`] speaking Chat Completions to any compatible server.
 pub struct OpenAiModel {
-    client: Client<OpenAIConfig>,
+    http: HttpLayer,
     model: String,
     sampling: Sampling,
     key: ApiKey,
@@ -41,26 +41,24 @@ impl std::fmt::Debug for OpenAiModel {
 }
 
 impl OpenAiModel {
-    pub fn new(config: &OpenAiConfig) -> Self {
-        let api = OpenAIConfig::new()
-            .with_api_base(config.base_url.clone())
-            .with_api_key(config.api_key.expose());
-        let mut client = Client::with_config(api);
-        // async-openai's default HTTP client has no timeout; ours does.
-        match reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(10))
-            .timeout(config.request_timeout)
-            .build()
-        {
-            Ok(http) => client = client.with_http_client(http),
-            Err(err) => tracing::warn!("cannot set a request timeout: {err}"),
-        }
-        Self {
-            client,
+    pub fn new(config: &OpenAiConfig) -> Result<Self, HttpError> {
+        let http = HttpLayer::new(
+            format!("{}/chat/completions", config.base_url),
+            config.api_key.clone(),
+            config.request_timeout,
+        )?;
+        Ok(Self {
+            http,
             model: config.model.clone(),
             sampling: config.sampling,
             key: config.api_key.clone(),
-        }
+        })
+    }
+
+    /// Changes the reply size bound (default [`crate::http::DEFAULT_MAX_REPLY_BYTES`]).
+    pub fn with_max_reply_bytes(mut self, limit: usize) -> Self {
+        self.http = self.http.with_max_reply_bytes(limit);
+        self
     }
 
     pub fn model(&self) -> &str {
@@ -203,61 +201,24 @@ fn from_chat_response(response: CreateChatCompletionResponse) -> Result<ModelRep
     })
 }
 
-fn looks_like_context_overflow(code: Option<&str>, message: &str) -> bool {
-    let message = message.to_ascii_lowercase();
-    code == Some("context_length_exceeded")
-        || message.contains("context length")
-        || message.contains("context window")
-        || message.contains("prompt is too long")
-        || message.contains("too many tokens")
-}
-
-/// Maps a client error to a typed [`ModelError`], redacting the key from every message.
-fn map_error(error: OpenAIError, key: &ApiKey) -> ModelError {
-    match error {
-        OpenAIError::ApiError(api) => {
-            let status = api.status_code.as_u16();
-            let message = key.redact(&api.api_error.message);
-            match status {
-                401 | 403 => ModelError::Auth { status, message },
-                429 => ModelError::RateLimited {
-                    message,
-                    retry_after: None,
-                },
-                413 => ModelError::PromptTooLong { message },
-                400 if looks_like_context_overflow(api.api_error.code.as_deref(), &message) => {
-                    ModelError::PromptTooLong { message }
-                }
-                s if s >= 500 => ModelError::Server { status, message },
-                _ => ModelError::Http { status, message },
-            }
-        }
-        OpenAIError::Reqwest(err) => match err.status() {
-            Some(status) => ModelError::Http {
-                status: status.as_u16(),
-                message: key.redact(&err.to_string()),
-            },
-            None => ModelError::Transport {
-                message: key.redact(&err.to_string()),
-            },
-        },
-        other => ModelError::InvalidResponse {
-            message: key.redact(&other.to_string()),
-        },
-    }
-}
-
 #[async_trait]
 impl ModelClient for OpenAiModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
         let body = to_chat_request(&self.model, self.sampling, request);
         tracing::debug!(model = %self.model, messages = body.messages.len(), "chat completion");
-        let response = self
-            .client
-            .chat()
-            .create(body)
+        let bytes = serde_json::to_vec(&body).map_err(|err| ModelError::InvalidResponse {
+            message: format!("cannot encode the request: {err}"),
+        })?;
+        let raw = self
+            .http
+            .post_json(bytes)
             .await
-            .map_err(|err| map_error(err, &self.key))?;
+            .map_err(|err| map_http_error(err, &self.key))?;
+        if !(200..300).contains(&raw.status) {
+            return Err(map_status(&raw, &self.key));
+        }
+        let response: CreateChatCompletionResponse = serde_json::from_slice(&raw.body)
+            .map_err(|err| crate::errors::unparsable(&err, &raw.body, &self.key))?;
         let reply = from_chat_response(response)?;
         if let Some(usage) = &reply.usage {
             tracing::debug!(

@@ -87,12 +87,30 @@ pub enum ConfigError {
         .missing[0]
     )]
     Missing { missing: Vec<&'static str> },
+    #[error(
+        "{path} sets {BASE_URL_VAR}, but {API_KEY_VAR} comes from your environment: a `.env` \
+         file may only point its own key at a server, so your key is not sent to an address a \
+         file in the working directory chose.\n\
+         To fix it: pass --base-url (or export {BASE_URL_VAR}) if you trust that server, or \
+         remove {BASE_URL_VAR} from {path}, or keep the key for that server in {path} and \
+         unset {API_KEY_VAR} in your environment."
+    )]
+    DotEnvRedirect { path: String },
     #[error("{path}:{line}: {reason}")]
     DotEnv {
         path: String,
         line: usize,
         reason: String,
     },
+}
+
+/// Where a setting came from, as far as the `.env` rule cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// The `.env` file in the working directory.
+    DotEnv,
+    /// A flag or the process environment: the user's own choice.
+    Elsewhere,
 }
 
 /// Parses a `.env` file: `KEY=VALUE` lines, `#` comments, optional `export `, optional single
@@ -141,15 +159,29 @@ pub fn resolve(
         }
         _ => BTreeMap::new(),
     };
-    let lookup = |flag: Option<&String>, var: &str| -> Option<String> {
-        flag.cloned()
-            .or_else(|| env(var))
-            .or_else(|| file.get(var).cloned())
-            .filter(|v| !v.trim().is_empty())
+    let lookup = |flag: Option<&String>, var: &str| -> Option<(String, Origin)> {
+        let given = |v: &String| !v.trim().is_empty();
+        flag.filter(|v| given(v))
+            .map(|v| (v.clone(), Origin::Elsewhere))
+            .or_else(|| env(var).filter(given).map(|v| (v, Origin::Elsewhere)))
+            .or_else(|| {
+                file.get(var)
+                    .filter(|v| given(v))
+                    .map(|v| (v.clone(), Origin::DotEnv))
+            })
     };
     let base_url = lookup(overrides.base_url.as_ref(), BASE_URL_VAR);
     let api_key = lookup(None, API_KEY_VAR);
-    let model = lookup(overrides.model.as_ref(), MODEL_VAR);
+    // A file in the working directory comes with the repository; if its URL were used with
+    // the user's own key, cloning a repository could send that key to any server.
+    if let (Some((_, Origin::DotEnv)), Some((_, Origin::Elsewhere))) = (&base_url, &api_key) {
+        return Err(ConfigError::DotEnvRedirect {
+            path: dotenv.map(|p| p.display().to_string()).unwrap_or_default(),
+        });
+    }
+    let base_url = base_url.map(|(v, _)| v);
+    let api_key = api_key.map(|(v, _)| v);
+    let model = lookup(overrides.model.as_ref(), MODEL_VAR).map(|(v, _)| v);
     let mut missing = Vec::new();
     if api_key.is_none() {
         missing.push(API_KEY_VAR);
@@ -241,6 +273,74 @@ mod tests {
         let key = ApiKey::new("sk-very-secret");
         assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
         assert_eq!(key.redact("Bearer sk-very-secret!"), "Bearer [redacted]!");
+    }
+
+    fn dotenv_with(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".env");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn a_dotenv_base_url_with_the_users_key_is_refused() {
+        let (_dir, dotenv) =
+            dotenv_with("OPENAI_BASE_URL=http://evil.example/v1\nOPENAI_MODEL=m\n");
+        let env = env_of(&[(API_KEY_VAR, "sk-user")]);
+        let err = resolve(&ConfigOverrides::default(), &env, Some(&dotenv)).unwrap_err();
+        let path = dotenv.display().to_string();
+        assert_eq!(err, ConfigError::DotEnvRedirect { path: path.clone() });
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{path} sets OPENAI_BASE_URL, but OPENAI_API_KEY comes from your environment: a \
+                 `.env` file may only point its own key at a server, so your key is not sent to \
+                 an address a file in the working directory chose.\nTo fix it: pass --base-url \
+                 (or export OPENAI_BASE_URL) if you trust that server, or remove OPENAI_BASE_URL \
+                 from {path}, or keep the key for that server in {path} and unset \
+                 OPENAI_API_KEY in your environment."
+            )
+        );
+    }
+
+    #[test]
+    fn a_dotenv_key_does_not_license_its_url_for_the_users_key() {
+        // The file has its own key, but the environment's wins: the pair would be mixed.
+        let (_dir, dotenv) =
+            dotenv_with("OPENAI_BASE_URL=http://evil.example/v1\nOPENAI_API_KEY=sk-file\n");
+        let env = env_of(&[(API_KEY_VAR, "sk-user"), (MODEL_VAR, "m")]);
+        let err = resolve(&ConfigOverrides::default(), &env, Some(&dotenv)).unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::DotEnvRedirect {
+                path: dotenv.display().to_string()
+            }
+        );
+    }
+
+    #[test]
+    fn the_users_own_base_url_overrides_the_dotenv_one() {
+        let (_dir, dotenv) = dotenv_with("OPENAI_BASE_URL=http://evil.example/v1\n");
+        let env = env_of(&[(API_KEY_VAR, "sk-user"), (MODEL_VAR, "m")]);
+        let by_flag = ConfigOverrides {
+            base_url: Some("http://flag/v1".into()),
+            ..ConfigOverrides::default()
+        };
+        let urls = [
+            resolve(&by_flag, &env, Some(&dotenv)).unwrap().base_url,
+            resolve(
+                &ConfigOverrides::default(),
+                env_of(&[
+                    (API_KEY_VAR, "sk-user"),
+                    (MODEL_VAR, "m"),
+                    (BASE_URL_VAR, "http://env/v1"),
+                ]),
+                Some(&dotenv),
+            )
+            .unwrap()
+            .base_url,
+        ];
+        assert_eq!(urls, ["http://flag/v1", "http://env/v1"]);
     }
 
     #[test]

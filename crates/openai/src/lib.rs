@@ -1,8 +1,13 @@
-//! `agent-openai`: the OpenAI Chat Completions adapter on `async-openai`, and where its
-//! configuration comes from.
+//! `agent-openai`: the OpenAI Chat Completions adapter (async-openai's types, our own single
+//! HTTP exchange), and where its configuration comes from.
 
 pub mod client;
 pub mod config;
+pub mod env;
+mod errors;
+pub mod http;
 
 pub use client::{OpenAiModel, to_chat_request};
 pub use config::{ApiKey, ConfigError, ConfigOverrides, OpenAiConfig, Sampling, resolve};
+pub use env::ModelEnv;
+pub use http::{DEFAULT_MAX_REPLY_BYTES, HttpError};

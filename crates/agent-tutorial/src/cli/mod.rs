@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_core::Profile;
+use agent_openai::ModelEnv;
 use agent_tools::Workspace;
 use clap::{Args, Parser, Subcommand};
 
@@ -52,7 +53,8 @@ pub type CliResult<T = ()> = Result<T, CliError>;
     about = "A coding-agent harness built chapter by chapter: run a chapter, or see exactly what it sends the model."
 )]
 struct Cli {
-    /// More tracing on stderr (-v info, -vv debug). RUST_LOG overrides.
+    /// More tracing on stderr (-v info, -vv debug). RUST_LOG overrides; the HTTP and TLS
+    /// libraries stay silent either way (they could print the key).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
     #[command(subcommand)]
@@ -98,7 +100,8 @@ pub struct RunArgs {
     /// Sampling temperature (default: the server's).
     #[arg(long)]
     pub temperature: Option<f32>,
-    /// Seconds one model request may take before the run fails with a timeout.
+    /// Seconds one model request may take in all (connecting, sending, reading the whole
+    /// reply) before it fails with a timeout. A request is never retried.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub request_timeout: u64,
     /// At most this many tokens per reply (sent as `max_tokens`).
@@ -129,20 +132,25 @@ pub struct RunArgs {
 
 #[derive(Debug, Parser)]
 struct ChapterCli {
-    /// More tracing on stderr (-v info, -vv debug). RUST_LOG overrides.
+    /// More tracing on stderr (-v info, -vv debug). RUST_LOG overrides; the HTTP and TLS
+    /// libraries stay silent either way (they could print the key).
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
     #[command(flatten)]
     args: RunArgs,
 }
 
-/// `main` of the `agent-tutorial` binary.
+/// `main` of the `agent-tutorial` binary. Call it first thing in `fn main`: it edits the
+/// process environment, which is sound only while the process has one thread.
 pub fn main() -> ExitCode {
+    // SAFETY: this runs at the start of the binary's `main` (see above), before the tokio
+    // runtime, any other thread or any child exists, and nothing holds environment pointers.
+    let env = unsafe { ModelEnv::take_from_process() };
     let cli = Cli::parse();
     init_tracing(cli.verbose);
     finish(match cli.command {
-        Command::Run { chapter, args } => profile(chapter).and_then(|p| run::run(p, &args)),
-        Command::Prompt(args) => prompt::prompt(&args),
+        Command::Run { chapter, args } => profile(chapter).and_then(|p| run::run(p, &args, &env)),
+        Command::Prompt(args) => prompt::prompt(&args, &env),
         Command::Memory(args) => memory::memory(&args),
         Command::Trust(args) => trust::trust(&args),
         Command::Chapters => {
@@ -152,13 +160,15 @@ pub fn main() -> ExitCode {
     })
 }
 
-/// `main` of a chapter binary (`chapters/chNN/main.rs`).
+/// `main` of a chapter binary (`chapters/chNN/main.rs`). Like [`main`], call it first thing.
 pub fn chapter_main(chapter: u8) -> ExitCode {
+    // SAFETY: as in `main`: still single-threaded, no child, no environment pointer held.
+    let env = unsafe { ModelEnv::take_from_process() };
     let cli = ChapterCli::parse_from(
         std::iter::once(format!("ch{chapter:02}")).chain(std::env::args().skip(1)),
     );
     init_tracing(cli.verbose);
-    finish(profile(chapter).and_then(|p| run::run(p, &cli.args)))
+    finish(profile(chapter).and_then(|p| run::run(p, &cli.args, &env)))
 }
 
 fn finish(result: CliResult) -> ExitCode {
@@ -175,21 +185,48 @@ fn profile(chapter: u8) -> CliResult<Profile> {
     Profile::for_chapter(chapter).map_err(CliError::usage)
 }
 
+/// Log targets that never print, whatever `-v` or `RUST_LOG` say: the HTTP and TLS stack can log
+/// request and reply contents (headers, error bodies), and a server may echo the key in them.
+const SILENCED_TARGETS: [&str; 8] = [
+    "async_openai",
+    "reqwest",
+    "hyper",
+    "hyper_util",
+    "h2",
+    "rustls",
+    "tower",
+    "tower_http",
+];
+
+fn silenced(target: &str) -> bool {
+    SILENCED_TARGETS.iter().any(|silenced| {
+        target
+            .strip_prefix(silenced)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    })
+}
+
 fn init_tracing(verbose: u8) {
+    use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let default = match verbose {
         0 => "warn",
         1 => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let levels = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    // A separate filter rather than `target=off` directives: a more specific RUST_LOG
+    // directive (`hyper::proto=trace`) would win over those.
+    let not_silenced = tracing_subscriber::filter::filter_fn(|meta| !silenced(meta.target()));
+    let output = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .without_time()
         .with_target(false)
-        .try_init();
+        .with_filter(levels)
+        .with_filter(not_silenced);
+    let _ = tracing_subscriber::registry().with(output).try_init();
 }
 
 /// Opens the workspace: the given directory or the current one.
@@ -211,4 +248,31 @@ pub(crate) fn runtime() -> CliResult<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(CliError::runtime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::silenced;
+
+    #[test]
+    fn http_and_tls_targets_are_silenced_and_ours_are_not() {
+        let targets = [
+            "async_openai::error",
+            "hyper",
+            "hyper::proto::h1::io",
+            "hyper_util::client::legacy",
+            "reqwest::connect",
+            "h2::codec",
+            "rustls::client::hs",
+            "agent_openai::client",
+            "agent_tutorial::cli",
+            "hyperfine",
+        ];
+        assert_eq!(
+            targets.map(silenced),
+            [
+                true, true, true, true, true, true, true, false, false, false
+            ]
+        );
+    }
 }

@@ -59,7 +59,7 @@ pub fn first_request(
         .map_err(CliError::runtime)
 }
 
-pub fn prompt(args: &PromptArgs) -> CliResult {
+pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
     let profile = Profile::for_chapter(args.chapter).map_err(CliError::usage)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
     let request = first_request(profile, workspace.clone(), &args.prompt)?;
@@ -89,7 +89,7 @@ pub fn prompt(args: &PromptArgs) -> CliResult {
         let model = args
             .model
             .clone()
-            .or_else(|| std::env::var(agent_openai::config::MODEL_VAR).ok())
+            .or_else(|| env.get(agent_openai::config::MODEL_VAR))
             .unwrap_or_else(|| "$OPENAI_MODEL".to_string());
         let body =
             agent_openai::to_chat_request(&model, agent_openai::Sampling::default(), &request);

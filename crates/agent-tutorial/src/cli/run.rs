@@ -4,7 +4,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use agent_core::{Capability, ModelClient, Profile, ScriptedModel};
-use agent_openai::{ConfigOverrides, OpenAiModel};
+use agent_openai::{ConfigOverrides, ModelEnv, OpenAiModel};
 
 use super::deps::{JsonlAudit, load_shell_hooks};
 use super::trust::HookTrust;
@@ -35,7 +35,7 @@ impl ModelChoice {
     }
 }
 
-fn choose_model(args: &RunArgs) -> CliResult<ModelChoice> {
+fn choose_model(args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
     if let Some(script) = &args.script {
         let model = ScriptedModel::from_file(script).map_err(CliError::usage)?;
         return Ok(ModelChoice::Scripted(Arc::new(model)));
@@ -50,15 +50,17 @@ fn choose_model(args: &RunArgs) -> CliResult<ModelChoice> {
         request_timeout: Some(std::time::Duration::from_secs(args.request_timeout)),
     };
     let dotenv = std::env::current_dir().ok().map(|d| d.join(".env"));
-    let config = agent_openai::resolve(&overrides, |k| std::env::var(k).ok(), dotenv.as_deref())
+    let config = agent_openai::resolve(&overrides, |k| env.get(k), dotenv.as_deref())
         .map_err(CliError::usage)?;
     tracing::info!(base_url = %config.base_url, model = %config.model, "model configuration");
-    Ok(ModelChoice::Real(Arc::new(OpenAiModel::new(&config))))
+    let model = OpenAiModel::new(&config).map_err(CliError::usage)?;
+    Ok(ModelChoice::Real(Arc::new(model)))
 }
 
-pub fn run(profile: Profile, args: &RunArgs) -> CliResult {
+/// `env` holds the `OPENAI_*` variables taken out of the process environment at start-up.
+pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
-    let model = choose_model(args)?;
+    let model = choose_model(args, env)?;
     let mut deps = AgentDeps::new(model.client(), workspace.clone());
     deps.observer = Arc::new(CliObserver::new(args.record.as_deref()).map_err(CliError::usage)?);
     deps.max_turns = args.max_turns;

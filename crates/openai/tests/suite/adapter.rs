@@ -105,7 +105,7 @@ async fn a_full_tool_round_trip_through_real_http() {
             .build()
             .unwrap(),
     );
-    let model = Arc::new(OpenAiModel::new(&config(&server)));
+    let model = Arc::new(OpenAiModel::new(&config(&server)).unwrap());
     let runner =
         AgentRunner::builder(model, tools, Arc::new(FixedPrompt("Be brief.".into()))).build();
     let mut history = Vec::new();
@@ -163,7 +163,7 @@ async fn usage_and_cached_tokens_are_kept_and_no_tools_means_no_tool_fields() {
         )))
         .mount(&server)
         .await;
-    let model = OpenAiModel::new(&config(&server));
+    let model = OpenAiModel::new(&config(&server)).unwrap();
     let reply = model.complete(&hi()).await.unwrap();
     assert_eq!(
         reply.usage,
@@ -187,7 +187,7 @@ async fn error_for(status: u16, body: Value) -> ModelError {
         .respond_with(ResponseTemplate::new(status).set_body_json(body))
         .mount(&server)
         .await;
-    let model = OpenAiModel::new(&config(&server));
+    let model = OpenAiModel::new(&config(&server)).unwrap();
     model.complete(&hi()).await.unwrap_err()
 }
 
@@ -268,7 +268,8 @@ async fn an_unreachable_server_is_a_transport_error() {
         model: "m".into(),
         sampling: Sampling::default(),
         request_timeout: std::time::Duration::from_secs(5),
-    });
+    })
+    .unwrap();
     let err = model.complete(&hi()).await.unwrap_err();
     assert!(matches!(err, ModelError::Transport { .. }), "{err:?}");
     assert!(!err.to_string().contains(KEY));
@@ -283,7 +284,7 @@ async fn a_server_that_never_answers_is_a_timeout_not_a_hang() {
         .await;
     let mut cfg = config(&server);
     cfg.request_timeout = std::time::Duration::from_millis(200);
-    let model = OpenAiModel::new(&cfg);
+    let model = OpenAiModel::new(&cfg).unwrap();
     let err = model.complete(&hi()).await.unwrap_err();
     assert!(matches!(err, ModelError::Transport { .. }), "{err:?}");
     assert!(

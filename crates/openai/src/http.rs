@@ -1,0 +1,153 @@
+//! The one HTTP exchange behind a model call, owned here rather than by async-openai's client.
+//!
+//! async-openai's client retries 429s and 5xx with its own backoff (a `Retry-After: 3600` sleeps
+//! an hour), outside any timeout we set, and logs raw error bodies through `tracing`. This layer
+//! makes exactly one attempt, bounds the whole exchange (connect, send, every byte of the reply)
+//! with one deadline, reads the body in chunks up to a size limit, and hands status, the
+//! headers that matter and the body back untouched so the caller (and chapter 11's recovery)
+//! decides what they mean.
+
+use std::time::Duration;
+
+use crate::config::ApiKey;
+
+/// The largest reply body read by default. A chat completion is kilobytes; a server sending
+/// more than this is broken or hostile, and holding it whole would cost its size in memory.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long opening the connection may take; the request deadline still bounds the total.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the exchange produced no complete reply. Messages never contain the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    #[error("cannot build the HTTP client: {message}")]
+    Build { message: String },
+    #[error("no complete reply within {} s (--request-timeout)", .after.as_secs_f64())]
+    Timeout { after: Duration },
+    #[error("the reply is larger than the {limit}-byte limit")]
+    TooLarge { limit: usize },
+    #[error("{message}")]
+    Transport { message: String },
+}
+
+/// A complete HTTP reply, whatever its status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawReply {
+    pub status: u16,
+    /// `Retry-After` in seconds, when the server sent one in that form.
+    pub retry_after: Option<Duration>,
+    pub body: Vec<u8>,
+}
+
+/// Posts JSON to one URL with one key, once per call.
+#[derive(Clone)]
+pub struct HttpLayer {
+    client: reqwest::Client,
+    url: String,
+    key: ApiKey,
+    timeout: Duration,
+    max_reply_bytes: usize,
+}
+
+impl std::fmt::Debug for HttpLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpLayer")
+            .field("url", &self.url)
+            .field("key", &self.key)
+            .field("timeout", &self.timeout)
+            .field("max_reply_bytes", &self.max_reply_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpLayer {
+    pub fn new(url: String, key: ApiKey, timeout: Duration) -> Result<Self, HttpError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            // The key goes only to the server it was configured for: a redirect elsewhere is
+            // answered as the error it is instead of being followed with the key attached.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|err| HttpError::Build {
+                message: key.redact(&err.to_string()),
+            })?;
+        Ok(Self {
+            client,
+            url,
+            key,
+            timeout,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+        })
+    }
+
+    pub fn with_max_reply_bytes(mut self, limit: usize) -> Self {
+        self.max_reply_bytes = limit;
+        self
+    }
+
+    /// One POST of `body` (JSON text); the reply in full, or why there is none.
+    pub async fn post_json(&self, body: Vec<u8>) -> Result<RawReply, HttpError> {
+        match tokio::time::timeout(self.timeout, self.exchange(body)).await {
+            Ok(result) => result,
+            Err(_) => Err(HttpError::Timeout {
+                after: self.timeout,
+            }),
+        }
+    }
+
+    async fn exchange(&self, body: Vec<u8>) -> Result<RawReply, HttpError> {
+        let mut response = self
+            .client
+            .post(&self.url)
+            // `bearer_auth` marks the header sensitive, so no debug output of it shows the key.
+            .bearer_auth(self.key.expose())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| self.transport(&err))?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let limit = self.max_reply_bytes;
+        // A declared length over the limit fails before any byte is read.
+        if response
+            .content_length()
+            .is_some_and(|len| usize::try_from(len).map_or(true, |len| len > limit))
+        {
+            return Err(HttpError::TooLarge { limit });
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|err| self.transport(&err))? {
+            if body.len() + chunk.len() > limit {
+                return Err(HttpError::TooLarge { limit });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(RawReply {
+            status,
+            retry_after,
+            body,
+        })
+    }
+
+    fn transport(&self, err: &reqwest::Error) -> HttpError {
+        // `{:#}`-style chains are not in reqwest's Display; walk the sources so "connection
+        // refused" is visible rather than only "error sending request".
+        let mut message = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            message.push_str(": ");
+            message.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        HttpError::Transport {
+            message: self.key.redact(&message),
+        }
+    }
+}
