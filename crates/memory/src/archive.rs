@@ -4,7 +4,7 @@
 use std::io;
 use std::path::Path;
 
-use crate::fsio::{self, EntryKind};
+use crate::fsio::{Disk, EntryKind};
 use crate::index::{INDEX_FILE, IndexEntry, is_record_file};
 
 /// The archive folder inside `.memory/`.
@@ -20,7 +20,12 @@ pub(crate) fn is_temp_file(name: &str) -> bool {
 
 /// Links `dir/file` into `archive` under its own name, or `stem.N.md` when that is taken;
 /// returns the name it got, or `None` when `dir/file` does not exist (nothing to keep).
-pub(crate) fn link_into(dir: &Path, archive: &Path, file: &str) -> io::Result<Option<String>> {
+pub(crate) fn link_into(
+    disk: Disk<'_>,
+    dir: &Path,
+    archive: &Path,
+    file: &str,
+) -> io::Result<Option<String>> {
     let stem = file.strip_suffix(".md").unwrap_or(file);
     for n in 0..MAX_SUFFIX {
         let name = if n == 0 {
@@ -28,10 +33,10 @@ pub(crate) fn link_into(dir: &Path, archive: &Path, file: &str) -> io::Result<Op
         } else {
             format!("{stem}.{n}.md")
         };
-        match fsio::link(&dir.join(file), &archive.join(&name)) {
+        match disk.link(&dir.join(file), &archive.join(&name)) {
             Ok(()) => return Ok(Some(name)),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) if err.kind() == io::ErrorKind::NotFound && !dir.join(file).exists() => {
+            Err(err) if err.kind() == io::ErrorKind::NotFound && !disk.exists(&dir.join(file)) => {
                 return Ok(None);
             }
             Err(err) => return Err(err),
@@ -48,12 +53,13 @@ pub(crate) fn link_into(dir: &Path, archive: &Path, file: &str) -> io::Result<Op
 /// cannot be read: then every record file might be listed and no orphan is touched.
 /// `archive` resolves (and creates) the archive folder, only when an orphan needs it.
 pub(crate) fn tidy(
+    disk: Disk<'_>,
     dir: &Path,
     listed: Option<&[IndexEntry]>,
     archive: &dyn Fn() -> Result<std::path::PathBuf, String>,
     limit: u64,
 ) {
-    let entries = match fsio::list_dir(dir) {
+    let entries = match disk.list_dir(dir) {
         Ok(entries) => entries,
         Err(err) => {
             tracing::warn!("memory: cannot list {} to clean up: {err}", dir.display());
@@ -62,7 +68,7 @@ pub(crate) fn tidy(
     };
     for (name, kind) in entries {
         if is_temp_file(&name) && kind != EntryKind::Dir {
-            match fsio::remove(&dir.join(&name)) {
+            match disk.remove(&dir.join(&name)) {
                 Ok(()) => tracing::info!("memory: removed the leftover temp file {name}"),
                 Err(err) => tracing::warn!("memory: cannot remove the leftover {name}: {err}"),
             }
@@ -74,13 +80,14 @@ pub(crate) fn tidy(
             && is_record_file(&name)
             && name != INDEX_FILE
             && !listed.iter().any(|e| e.file == name);
-        if orphan && let Err(err) = archive_orphan(dir, &name, archive, limit) {
+        if orphan && let Err(err) = archive_orphan(disk, dir, &name, archive, limit) {
             tracing::warn!("memory: cannot archive the leftover {name}: {err}");
         }
     }
 }
 
 fn archive_orphan(
+    disk: Disk<'_>,
     dir: &Path,
     name: &str,
     archive: &dyn Fn() -> Result<std::path::PathBuf, String>,
@@ -91,11 +98,13 @@ fn archive_orphan(
     // An orphan the archive holds already: a deletion committed, archived, then failed to
     // remove the original. Archiving it again would only make a duplicate.
     let archived = archive.join(name);
-    let duplicate = archived.exists()
-        && fsio::same_content(&path, &archived, limit).map_err(|e| e.to_string())?;
+    let duplicate = disk.exists(&archived)
+        && disk
+            .same_content(&path, &archived, limit)
+            .map_err(|e| e.to_string())?;
     if !duplicate {
-        let got = link_into(dir, &archive, name).map_err(|e| e.to_string())?;
+        let got = link_into(disk, dir, &archive, name).map_err(|e| e.to_string())?;
         tracing::info!("memory: moved the leftover {name} to {ARCHIVE_DIR}/{got:?}");
     }
-    fsio::remove(&path).map_err(|e| e.to_string())
+    disk.remove(&path).map_err(|e| e.to_string())
 }

@@ -1,10 +1,16 @@
 //! Every raw file operation of the store, in one place: the store decides what to do, these
-//! functions touch the disk. Kept small and private so they can move behind a stricter
-//! file-system boundary without changing the store's logic.
+//! functions touch the disk — all of them through the workspace boundary, so a `.memory/`
+//! file or folder that is a symlink to outside (the lock, a record, the archive) is refused,
+//! never read or written through.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io;
 use std::path::Path;
+
+use agent_workspace::{FileKind, Inside, Workspace};
+
+/// The most of any one memory file that is read; the store's own bounds are far smaller, so
+/// a file over them still gets the store's exact "too large" message.
+const READ_LIMIT: u64 = 1024 * 1024;
 
 /// What a directory entry is, without following a symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,81 +21,97 @@ pub(crate) enum EntryKind {
     Other,
 }
 
-pub(crate) fn read_to_string(path: &Path) -> io::Result<String> {
-    fs::read_to_string(path)
-}
+/// The store's view of the disk: absolute paths under the workspace, checked on every use.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Disk<'a>(pub &'a Workspace);
 
-/// Writes and fsyncs a new file; fails if `path` exists, so a write never replaces a file.
-pub(crate) fn write_synced(path: &Path, text: &str) -> io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()
-}
-
-pub(crate) fn rename(from: &Path, to: &Path) -> io::Result<()> {
-    fs::rename(from, to)
-}
-
-pub(crate) fn remove(path: &Path) -> io::Result<()> {
-    fs::remove_file(path)
-}
-
-/// A second name for `from` at `to` (fails if `to` exists): archiving keeps the original in
-/// place until the commit, so a failure before it leaves the old files untouched.
-pub(crate) fn link(from: &Path, to: &Path) -> io::Result<()> {
-    fs::hard_link(from, to)
-}
-
-pub(crate) fn create_dir_all(path: &Path) -> io::Result<()> {
-    fs::create_dir_all(path)
-}
-
-pub(crate) fn is_dir(path: &Path) -> bool {
-    path.is_dir()
-}
-
-/// Makes renames and links in `dir` durable.
-pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir).and_then(|d| d.sync_all())
-}
-
-/// The lock file, created if missing and never truncated.
-pub(crate) fn open_lock(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-}
-
-/// The names in `dir` (non-UTF-8 names are skipped: the store never makes them).
-pub(crate) fn list_dir(dir: &Path) -> io::Result<Vec<(String, EntryKind)>> {
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        let kind = match entry.file_type()? {
-            t if t.is_file() => EntryKind::File,
-            t if t.is_dir() => EntryKind::Dir,
-            _ => EntryKind::Other,
-        };
-        out.push((name, kind));
+impl Disk<'_> {
+    fn inside(&self, path: &Path) -> io::Result<Inside> {
+        let text = path.to_str().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "a path that is not UTF-8")
+        })?;
+        Ok(self.0.inside(text)?)
     }
-    Ok(out)
-}
 
-/// Whether two files hold the same bytes; files over `limit` bytes count as different.
-pub(crate) fn same_content(a: &Path, b: &Path, limit: u64) -> io::Result<bool> {
-    let (len_a, len_b) = (fs::metadata(a)?.len(), fs::metadata(b)?.len());
-    if len_a != len_b || len_a > limit {
-        return Ok(false);
+    pub(crate) fn read_to_string(&self, path: &Path) -> io::Result<String> {
+        Ok(self.0.read_to_string(&self.inside(path)?, READ_LIMIT)?)
     }
-    let read = |path: &Path| -> io::Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        File::open(path)?.take(limit).read_to_end(&mut bytes)?;
-        Ok(bytes)
-    };
-    Ok(read(a)? == read(b)?)
+
+    /// Writes and fsyncs a new file; fails if `path` exists, so a write never replaces a file.
+    pub(crate) fn write_synced(&self, path: &Path, text: &str) -> io::Result<()> {
+        Ok(self.0.write_new(&self.inside(path)?, text.as_bytes())?)
+    }
+
+    pub(crate) fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        Ok(self.0.rename(&self.inside(from)?, &self.inside(to)?)?)
+    }
+
+    pub(crate) fn remove(&self, path: &Path) -> io::Result<()> {
+        Ok(self.0.remove_file(&self.inside(path)?)?)
+    }
+
+    /// A second name for `from` at `to` (fails if `to` exists): archiving keeps the original in
+    /// place until the commit, so a failure before it leaves the old files untouched.
+    pub(crate) fn link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        Ok(self.0.hard_link(&self.inside(from)?, &self.inside(to)?)?)
+    }
+
+    pub(crate) fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        Ok(self.0.create_dir_all(&self.inside(path)?)?)
+    }
+
+    pub(crate) fn is_dir(&self, path: &Path) -> bool {
+        self.inside(path)
+            .ok()
+            .and_then(|p| self.0.kind(&p).ok().flatten())
+            == Some(FileKind::Directory)
+    }
+
+    pub(crate) fn exists(&self, path: &Path) -> bool {
+        self.inside(path)
+            .ok()
+            .and_then(|p| self.0.kind(&p).ok().flatten())
+            .is_some()
+    }
+
+    /// Makes renames and links in `dir` durable.
+    pub(crate) fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        Ok(self.0.sync_folder(&self.inside(dir)?)?)
+    }
+
+    /// The lock file, created if missing and never truncated; a symlink there is refused.
+    pub(crate) fn open_lock(&self, path: &Path) -> io::Result<std::fs::File> {
+        Ok(self.0.open_lock(&self.inside(path)?)?)
+    }
+
+    /// The names in `dir` (non-UTF-8 names are skipped: the store never makes them).
+    pub(crate) fn list_dir(&self, dir: &Path) -> io::Result<Vec<(String, EntryKind)>> {
+        let entries = self.0.list_dir(&self.inside(dir)?)?;
+        Ok(entries
+            .into_iter()
+            .map(|e| {
+                let kind = match e.kind {
+                    FileKind::File => EntryKind::File,
+                    FileKind::Directory => EntryKind::Dir,
+                    _ => EntryKind::Other,
+                };
+                (e.name, kind)
+            })
+            .collect())
+    }
+
+    /// Whether two files hold the same bytes; files over `limit` bytes count as different.
+    pub(crate) fn same_content(&self, a: &Path, b: &Path, limit: u64) -> io::Result<bool> {
+        let read = |path: &Path| -> io::Result<Option<Vec<u8>>> {
+            match self.0.read_bytes(&self.inside(path)?, limit) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(agent_workspace::PathError::TooLarge { .. }) => Ok(None),
+                Err(err) => Err(err.into()),
+            }
+        };
+        match (read(a)?, read(b)?) {
+            (Some(a), Some(b)) => Ok(a == b),
+            _ => Ok(false),
+        }
+    }
 }

@@ -28,10 +28,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use agent_tools::{PathError, Workspace};
+use agent_workspace::{PathError, Workspace};
 
 use crate::archive::{self, ARCHIVE_DIR};
-use crate::fsio;
+use crate::fsio::Disk;
 pub use crate::index::INDEX_FILE;
 use crate::index::{IndexEntry, parse_index, render_index};
 use crate::record::{MemoryRecord, last_wins};
@@ -166,6 +166,10 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
+    fn disk(&self) -> Disk<'_> {
+        Disk(&self.workspace)
+    }
+
     pub fn open(workspace: &Workspace) -> Self {
         Self {
             workspace: workspace.clone(),
@@ -184,8 +188,8 @@ impl MemoryStore {
     fn archive_dir(&self) -> Result<PathBuf, MemoryError> {
         let relative = format!("{MEMORY_DIR}/{ARCHIVE_DIR}");
         let path = self.workspace.resolve(&relative)?;
-        if !fsio::is_dir(&path) {
-            fsio::create_dir_all(&path).map_err(io_error(&path))?;
+        if !self.disk().is_dir(&path) {
+            self.disk().create_dir_all(&path).map_err(io_error(&path))?;
         }
         Ok(self.workspace.resolve(&relative)?) // re-check: it must still resolve inside
     }
@@ -215,27 +219,36 @@ impl MemoryStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let dir = self.dir()?;
-        if !fsio::is_dir(&dir) {
+        if !self.disk().is_dir(&dir) {
             if !create {
                 return f(&dir);
             }
-            fsio::create_dir_all(&dir).map_err(io_error(&dir))?;
+            self.disk().create_dir_all(&dir).map_err(io_error(&dir))?;
             self.dir()?; // re-check: the folder must still resolve inside
         }
         let lock_path = dir.join(LOCK_FILE);
-        let lock = fsio::open_lock(&lock_path).map_err(io_error(&lock_path))?;
+        let lock = self
+            .disk()
+            .open_lock(&lock_path)
+            .map_err(io_error(&lock_path))?;
         lock.lock().map_err(io_error(&lock_path))?;
-        let listed = Self::read_index(&dir).ok().map(|(_, entries)| entries);
+        let listed = self.read_index(&dir).ok().map(|(_, entries)| entries);
         let archive = || self.archive_dir().map_err(|e| e.to_string());
-        archive::tidy(&dir, listed.as_deref(), &archive, MAX_BYTES as u64);
+        archive::tidy(
+            self.disk(),
+            &dir,
+            listed.as_deref(),
+            &archive,
+            MAX_BYTES as u64,
+        );
         let result = f(&dir);
         let _ = lock.unlock();
         result
     }
 
-    fn read_index(dir: &Path) -> Result<(String, Vec<IndexEntry>), MemoryError> {
+    fn read_index(&self, dir: &Path) -> Result<(String, Vec<IndexEntry>), MemoryError> {
         let path = dir.join(INDEX_FILE);
-        let text = match fsio::read_to_string(&path) {
+        let text = match self.disk().read_to_string(&path) {
             Ok(text) => text,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 return Ok((String::new(), Vec::new()));
@@ -252,13 +265,15 @@ impl MemoryStore {
 
     /// The record `entry` lists, named as the index names it (the front matter's name is
     /// only a copy: the index is what `forget` and upserts match on).
-    fn read_record(dir: &Path, entry: &IndexEntry) -> Result<MemoryRecord, MemoryError> {
+    fn read_record(&self, dir: &Path, entry: &IndexEntry) -> Result<MemoryRecord, MemoryError> {
         let invalid = |reason| MemoryError::Invalid {
             path: entry.file.clone(),
             reason,
         };
-        let text =
-            fsio::read_to_string(&dir.join(&entry.file)).map_err(|source| MemoryError::Io {
+        let text = self
+            .disk()
+            .read_to_string(&dir.join(&entry.file))
+            .map_err(|source| MemoryError::Io {
                 path: entry.file.clone(),
                 source,
             })?;
@@ -282,10 +297,10 @@ impl MemoryStore {
     /// large, bad front matter) is skipped with a warning naming it and reported.
     pub fn load_all(&self) -> Result<Loaded, MemoryError> {
         self.locked(false, |dir| {
-            let (_, entries) = Self::read_index(dir)?;
+            let (_, entries) = self.read_index(dir)?;
             let mut loaded = Loaded::default();
             for entry in &entries {
-                match Self::read_record(dir, entry) {
+                match self.read_record(dir, entry) {
                     Ok(record) => loaded.records.push(record),
                     Err(err) => {
                         let skipped = Skipped {
@@ -309,7 +324,7 @@ impl MemoryStore {
 
     /// The index text: two equal versions mean the same set of records.
     pub fn version(&self) -> Result<String, MemoryError> {
-        self.locked(false, |dir| Ok(Self::read_index(dir)?.0))
+        self.locked(false, |dir| Ok(self.read_index(dir)?.0))
     }
 
     /// Adds records; a record whose name exists replaces the old one (which is archived). A
@@ -398,7 +413,7 @@ impl MemoryStore {
             files.push((format!("{}-{}.md", record.name, unique_suffix()), text));
         }
         self.locked(true, |dir| {
-            let (version, current) = Self::read_index(dir)?;
+            let (version, current) = self.read_index(dir)?;
             if change.expected.is_some_and(|v| v != version) {
                 return Err(MemoryError::Changed);
             }
@@ -423,7 +438,7 @@ impl MemoryStore {
             for entry in gone {
                 let removed = self
                     .hit(Fault::DeleteOld)
-                    .and_then(|()| fsio::remove(&dir.join(&entry.file)));
+                    .and_then(|()| self.disk().remove(&dir.join(&entry.file)));
                 match removed {
                     Ok(()) => {}
                     // A record whose file was missing had nothing to archive or remove.
@@ -456,37 +471,42 @@ impl MemoryStore {
             for (file, text) in files {
                 self.hit(Fault::WriteRecord).map_err(step_error)?;
                 let path = dir.join(file);
-                fsio::write_synced(&path, text).map_err(step_error)?;
+                self.disk().write_synced(&path, text).map_err(step_error)?;
                 added.push(path);
             }
             if !gone.is_empty() {
                 let archive = self.archive_dir()?;
                 for entry in gone {
                     self.hit(Fault::ArchiveOld).map_err(step_error)?;
-                    let got = archive::link_into(dir, &archive, &entry.file).map_err(step_error)?;
+                    let got = archive::link_into(self.disk(), dir, &archive, &entry.file)
+                        .map_err(step_error)?;
                     if let Some(name) = got {
                         added.push(archive.join(&name));
                         archived.push(format!("{ARCHIVE_DIR}/{name}"));
                     }
                 }
-                if let Err(err) = fsio::sync_dir(&archive) {
+                if let Err(err) = self.disk().sync_dir(&archive) {
                     tracing::warn!("memory: cannot sync the archive folder: {err}");
                 }
             }
             self.hit(Fault::WriteIndex).map_err(step_error)?;
-            fsio::write_synced(&tmp_index, index).map_err(step_error)?;
+            self.disk()
+                .write_synced(&tmp_index, index)
+                .map_err(step_error)?;
             self.hit(Fault::RenameIndex).map_err(step_error)?;
-            fsio::rename(&tmp_index, &dir.join(INDEX_FILE)).map_err(step_error)
+            self.disk()
+                .rename(&tmp_index, &dir.join(INDEX_FILE))
+                .map_err(step_error)
         })();
         if let Err(err) = result {
             // Not committed: remove what this write added; the old set is untouched.
             for path in added.iter().chain([&tmp_index]) {
-                let _ = fsio::remove(path);
+                let _ = self.disk().remove(path);
             }
             return Err(err);
         }
         // Committed. Make the rename durable; a failure here cannot be undone, only reported.
-        if let Err(err) = fsio::sync_dir(dir) {
+        if let Err(err) = self.disk().sync_dir(dir) {
             tracing::warn!("memory: cannot sync the memory folder: {err}");
         }
         Ok(archived)

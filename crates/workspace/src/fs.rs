@@ -313,6 +313,42 @@ impl Workspace {
         Ok(removed)
     }
 
+    /// Writes a new file and flushes it to disk; fails if anything (a symlink included) is at
+    /// `path` already, so it never replaces or follows.
+    pub fn write_new(&self, path: &Inside, bytes: &[u8]) -> Result<(), PathError> {
+        let mut options = OpenOptions::new();
+        options
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW);
+        let write_err = |source| PathError::io(Op::Write, path, source);
+        let mut file = self
+            .dir()
+            .open_with(path.cap(), &options)
+            .map_err(write_err)?;
+        file.write_all(bytes).map_err(write_err)?;
+        file.sync_all().map_err(write_err)
+    }
+
+    /// A second name `to` for the file `from` (fails if `to` exists). Never follows a symlink
+    /// at `from`: the new name is for that link itself.
+    pub fn hard_link(&self, from: &Inside, to: &Inside) -> Result<(), PathError> {
+        self.dir()
+            .hard_link(from.cap(), self.dir(), to.cap())
+            .map_err(|source| PathError::io(Op::Write, to, source))
+    }
+
+    /// Flushes a folder so renames and links in it survive a crash.
+    pub fn sync_folder(&self, folder: &Inside) -> Result<(), PathError> {
+        let dir = self
+            .dir()
+            .open_dir(folder.cap())
+            .map_err(|source| PathError::io(Op::Write, folder, source))?;
+        dir.into_std_file()
+            .sync_all()
+            .map_err(|source| PathError::io(Op::Write, folder, source))
+    }
+
     /// Flushes a folder so a rename in it survives a crash; best effort, as a failure here
     /// cannot be undone anyway.
     fn sync_dir(&self, folder: &Inside) {

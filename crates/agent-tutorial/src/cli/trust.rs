@@ -12,7 +12,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use agent_tools::Workspace;
+use agent_tools::{PathError, Workspace};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -30,6 +30,8 @@ const TRUST_FILE_VERSION: u32 = 1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
+    #[error(transparent)]
+    Boundary(#[from] PathError),
     #[error("no config directory to keep trust in: set XDG_CONFIG_HOME or HOME")]
     NoConfigDir,
     #[error("{} is a symbolic link; refusing to follow it (replace it with a regular file)", path.display())]
@@ -87,11 +89,20 @@ pub struct HooksFile {
 }
 
 impl HooksFile {
-    /// Reads `.agent_tutorial/hooks.json` (`None` when there is none). A symlink, a FIFO or
-    /// anything but a regular file is refused, and at most [`MAX_HOOKS_FILE_BYTES`] are read.
+    /// Reads `.agent_tutorial/hooks.json` (`None` when there is none) through the workspace
+    /// boundary: a symlink leading out (the file or the folder), a FIFO or anything but a
+    /// regular file is refused, and at most [`MAX_HOOKS_FILE_BYTES`] are read.
     pub fn read(workspace: &Workspace) -> Result<Option<Self>, TrustError> {
-        let path = workspace.root().join(HOOKS_FILE);
-        Ok(read_bounded(&path, MAX_HOOKS_FILE_BYTES)?.map(|bytes| Self { bytes }))
+        let path = workspace.inside(HOOKS_FILE)?;
+        match workspace.read_bytes(&path, MAX_HOOKS_FILE_BYTES) {
+            Ok(bytes) => Ok(Some(Self { bytes })),
+            Err(err) if err.is_not_found() => Ok(None),
+            Err(PathError::TooLarge { limit, .. }) => Err(TrustError::TooLarge {
+                path: workspace.root().join(HOOKS_FILE),
+                limit,
+            }),
+            Err(err) => Err(err.into()),
+        }
     }
 
     /// Lower-case hex SHA-256 of the bytes.

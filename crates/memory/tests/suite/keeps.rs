@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use agent_memory::{Loaded, MemoryError, MemoryRecord, MemoryStore, MemoryType, Skipped};
-use agent_tools::Workspace;
+use agent_workspace::Workspace;
 
 fn rec(name: &str) -> MemoryRecord {
     MemoryRecord::new(

@@ -1,3 +1,4 @@
+mod attacks;
 mod keeps;
 mod session;
 mod store;

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use agent_core::scripted::ScriptStep;
 use agent_core::{Message, ModelError, ModelReply, ScriptedModel};
 use agent_memory::{MemoryRecord, MemorySession, MemoryStore, MemoryType};
-use agent_tools::Workspace;
+use agent_workspace::Workspace;
 
 fn setup(
     steps: Vec<ScriptStep>,

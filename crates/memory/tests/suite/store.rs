@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use agent_memory::{Fault, Loaded, MemoryError, MemoryRecord, MemoryStore, MemoryType, Skipped};
-use agent_tools::Workspace;
+use agent_workspace::Workspace;
 
 fn rec(name: &str) -> MemoryRecord {
     MemoryRecord::new(
