@@ -340,20 +340,22 @@ impl Workspace {
 
     /// Flushes a folder so renames and links in it survive a crash.
     pub fn sync_folder(&self, folder: &Inside) -> Result<(), PathError> {
+        // Not `Dir::open_dir`: its `O_PATH` handle cannot be fsynced (EBADF).
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW);
         let dir = self
             .dir()
-            .open_dir(folder.cap())
+            .open_with(folder.cap(), &options)
             .map_err(|source| PathError::io(Op::Write, folder, source))?;
-        dir.into_std_file()
-            .sync_all()
+        dir.sync_all()
             .map_err(|source| PathError::io(Op::Write, folder, source))
     }
 
     /// Flushes a folder so a rename in it survives a crash; best effort, as a failure here
     /// cannot be undone anyway.
     fn sync_dir(&self, folder: &Inside) {
-        if let Ok(dir) = self.dir().open_dir(folder.cap()) {
-            let _ = dir.into_std_file().sync_all();
-        }
+        let _ = self.sync_folder(folder);
     }
 }

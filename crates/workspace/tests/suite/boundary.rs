@@ -386,3 +386,11 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn a_folder_can_be_flushed() {
+    // An `O_PATH` handle (what `Dir::open_dir` gives) fails fsync with EBADF.
+    let s = setup();
+    s.ws.sync_folder(&s.ws.inside("src").unwrap()).unwrap();
+    s.ws.sync_folder(&s.ws.inside(".").unwrap()).unwrap();
+}
