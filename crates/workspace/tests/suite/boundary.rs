@@ -394,3 +394,15 @@ fn a_folder_can_be_flushed() {
     s.ws.sync_folder(&s.ws.inside("src").unwrap()).unwrap();
     s.ws.sync_folder(&s.ws.inside(".").unwrap()).unwrap();
 }
+
+#[test]
+fn a_symlink_loop_ends_with_an_error_instead_of_spinning() {
+    let s = setup();
+    let root = s.ws.root().to_path_buf();
+    symlink("loop_b", root.join("loop_a")).unwrap();
+    symlink("loop_a", root.join("loop_b")).unwrap();
+    assert_eq!(
+        s.ws.inside("loop_a/x").unwrap_err().to_string(),
+        "cannot resolve `loop_a/x`: too many levels of symbolic links"
+    );
+}
