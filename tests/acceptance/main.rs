@@ -14,5 +14,6 @@ mod ch08;
 mod ch09;
 mod ch10;
 mod cli;
+mod requests;
 mod security_key;
 mod support;
