@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use agent_compaction::CompactionConfig;
 use agent_core::scripted::ScriptStep;
 use agent_core::{
-    Message, ModelClient, ModelError, ModelReply, ModelRequest, Profile, ScriptedModel,
-    validate_pairing,
+    Message, ModelClient, ModelError, ModelReply, ModelRequest, ScriptedModel, validate_pairing,
 };
 use agent_tools::Workspace;
+use agent_tutorial::Profile;
 use agent_tutorial::{AgentDeps, build_agent};
 use async_trait::async_trait;
 use serde_json::json;

@@ -111,8 +111,8 @@ fn chapters_lists_the_built_chapters() {
         lines,
         vec![
             "chapter  profile  adds                      what it teaches",
-            "      1  P01      loop, bash                the loop: call the model, run tool calls, feed results back",
-            "      2  P02      tool_registry, files      a schema-checked tool registry and workspace-confined file tools",
+            "      1  P01      bash                      the loop: call the model, run tool calls, feed results back",
+            "      2  P02      files                     a schema-checked tool registry and workspace-confined file tools",
         ]
     );
 }

@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_core::{ModelReply, ModelRequest, Profile, ScriptedModel, ToolCall, validate_pairing};
+use agent_core::{ModelReply, ModelRequest, ScriptedModel, ToolCall, validate_pairing};
 use agent_tools::Workspace;
+use agent_tutorial::Profile;
 use agent_tutorial::{Agent, AgentDeps, build_agent, render};
 use tempfile::TempDir;
 

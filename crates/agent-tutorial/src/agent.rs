@@ -3,11 +3,10 @@
 
 use std::sync::Arc;
 
+use crate::Profile;
 use agent_compaction::Compactor;
 use agent_core::hooks::HookRegistry;
-use agent_core::{
-    AgentRunner, Message, ModelRequest, Profile, RunError, ToolRegistry, TurnOutcome,
-};
+use agent_core::{AgentRunner, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome};
 use agent_memory::MemorySession;
 use agent_prompting::DynamicPromptRenderer;
 use agent_skills::SkillCatalog;

@@ -1,10 +1,11 @@
 //! The composition root: turns a chapter profile into a wired [`Agent`].
 //!
 //! This is the only place that knows which chapter switches on what. Read it next to the
-//! profile table in `agent_core::profile`: every `profile.has(..)` here is one row there.
+//! profile table in `crate::profile`: every `profile.has(..)` here is one row there.
 
 use std::sync::Arc;
 
+use crate::{Capability, Profile};
 use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
 use agent_core::hooks::HookRegistry;
 
@@ -16,8 +17,8 @@ use agent_core::permissions::{
 use agent_core::seams::{AllowAll, NoHooks, Silent};
 use agent_core::subagent::{self, SUBAGENT_MAX_TURNS, TaskTool};
 use agent_core::{
-    AgentRunner, Capability, FixedPrompt, ModelClient, PermissionGate, Profile, RegistryError,
-    RunObserver, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
+    AgentRunner, FixedPrompt, ModelClient, PermissionGate, RegistryError, RunObserver,
+    SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
 use agent_memory::{MemoryInjector, MemorySession, MemoryStore};
 use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};

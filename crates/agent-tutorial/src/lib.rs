@@ -3,12 +3,15 @@
 //! - [`bootstrap`]: `build_agent(profile, deps)`, the one place that maps a chapter profile
 //!   to wired components.
 //! - [`cli`]: `agent-tutorial run | prompt | chapters` and the chapter binaries' `main`.
+//! - [`profile`]: the chapter table (one screen).
 //! - [`render`]: readable views of a request (used by `prompt` and the snapshot tests).
 
 mod agent;
 pub mod bootstrap;
 pub mod cli;
 pub mod observer;
+pub mod profile;
 pub mod render;
 
 pub use bootstrap::{Agent, AgentDeps, BuildError, build_agent};
+pub use profile::{Capability, Profile, ProfileError, Status};

@@ -5,7 +5,6 @@
 //! - [`tool`], [`schema`], [`registry`]: tool specs, strict argument checking, the registry.
 //! - [`pairing`]: the "every call gets exactly one result" invariant.
 //! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in.
-//! - [`profile`]: the chapter table.
 //! - [`scripted`]: a replaying model for offline runs and tests.
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
@@ -15,7 +14,6 @@ pub mod message;
 pub mod model;
 pub mod pairing;
 pub mod permissions;
-pub mod profile;
 pub mod registry;
 pub mod runner;
 pub mod schema;
@@ -27,7 +25,6 @@ pub mod tool;
 pub use message::{Message, ToolCall};
 pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, Usage};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
-pub use profile::{Capability, Profile, ProfileError};
 pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
 pub use scripted::{ScriptError, ScriptStep, ScriptedModel};

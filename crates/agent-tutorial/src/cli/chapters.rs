@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use agent_core::Profile;
+use crate::Profile;
 
 /// The chapter table: built chapters first, then what is planned.
 pub fn table() -> String {

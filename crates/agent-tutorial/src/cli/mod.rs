@@ -14,7 +14,7 @@ pub mod trust;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agent_core::Profile;
+use crate::Profile;
 use agent_openai::ModelEnv;
 use agent_tools::Workspace;
 use clap::{Args, Parser, Subcommand};

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_core::{ModelClient, ModelError, ModelReply, ModelRequest, Profile};
+use agent_core::{ModelClient, ModelError, ModelReply, ModelRequest};
+
+use crate::Profile;
 use async_trait::async_trait;
 use clap::Args;
 

@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use agent_core::{Capability, ModelClient, Profile, ScriptedModel};
+use agent_core::{ModelClient, ScriptedModel};
+
+use crate::{Capability, Profile};
 use agent_openai::{ConfigOverrides, ModelEnv, OpenAiModel};
 
 use super::deps::{JsonlAudit, load_shell_hooks};

@@ -1,6 +1,9 @@
 //! Chapter profiles: one code base, each chapter switching capabilities on.
 //!
-//! The whole table fits on one screen on purpose: it is the map of the tutorial.
+//! The table below is the map of the tutorial and fits on one screen on purpose. Every
+//! capability in it is one `profile.has(..)` in `bootstrap.rs`; nothing is listed that the
+//! code does not switch. (The loop and the tool registry are not capabilities: chapter 1
+//! already runs its one tool through them, and every later chapter is the same loop.)
 
 use std::fmt;
 
@@ -8,9 +11,7 @@ use std::fmt;
 /// chapters 1..=N.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Capability {
-    Loop,
     Bash,
-    ToolRegistry,
     Files,
     Policy,
     Hooks,
@@ -27,9 +28,7 @@ pub enum Capability {
 impl Capability {
     pub fn name(self) -> &'static str {
         match self {
-            Self::Loop => "loop",
             Self::Bash => "bash",
-            Self::ToolRegistry => "tool_registry",
             Self::Files => "files",
             Self::Policy => "policy",
             Self::Hooks => "hooks",
@@ -51,107 +50,54 @@ impl fmt::Display for Capability {
     }
 }
 
+/// Whether a chapter can be run yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Built,
+    Planned,
+}
+
 /// One chapter's profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
     pub chapter: u8,
-    pub title: &'static str,
+    pub status: Status,
     /// What this chapter adds on top of the one before.
     pub adds: &'static [Capability],
+    pub title: &'static str,
+}
+
+const fn row(
+    chapter: u8,
+    status: Status,
+    adds: &'static [Capability],
+    title: &'static str,
+) -> Profile {
+    Profile {
+        chapter,
+        status,
+        adds,
+        title,
+    }
 }
 
 use Capability as C;
+use Status::{Built, Planned};
 
 /// Every chapter of the tutorial, built or planned, in order.
-const TABLE: &[(Profile, bool)] = &[
-    (
-        Profile {
-            chapter: 1,
-            title: "the loop: call the model, run tool calls, feed results back",
-            adds: &[C::Loop, C::Bash],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 2,
-            title: "a schema-checked tool registry and workspace-confined file tools",
-            adds: &[C::ToolRegistry, C::Files],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 3,
-            title: "permission pipeline: allow / deny / ask / passthrough, approval, audit",
-            adds: &[C::Policy],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 4,
-            title: "lifecycle hooks",
-            adds: &[C::Hooks],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 5,
-            title: "todo_write and the stale-plan reminder",
-            adds: &[C::Todo],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 6,
-            title: "subagents",
-            adds: &[C::Subagent],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 7,
-            title: "skills",
-            adds: &[C::Skills],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 8,
-            title: "large-result artifacts and compaction",
-            adds: &[C::Artifacts, C::Compaction],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 9,
-            title: "file memory, injected as its own message",
-            adds: &[C::Memory],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 10,
-            title: "the system prompt assembled at run time",
-            adds: &[C::DynamicPrompt],
-        },
-        true,
-    ),
-    (
-        Profile {
-            chapter: 11,
-            title: "recovery: truncation, prompt-too-long, 429/5xx, fallback model",
-            adds: &[C::Recovery],
-        },
-        false,
-    ),
+#[rustfmt::skip]
+const TABLE: &[Profile] = &[
+    row(1,  Built,   &[C::Bash],                  "the loop: call the model, run tool calls, feed results back"),
+    row(2,  Built,   &[C::Files],                 "a schema-checked tool registry and workspace-confined file tools"),
+    row(3,  Built,   &[C::Policy],                "permission pipeline: allow / deny / ask / passthrough, approval, audit"),
+    row(4,  Built,   &[C::Hooks],                 "lifecycle hooks"),
+    row(5,  Built,   &[C::Todo],                  "todo_write and the stale-plan reminder"),
+    row(6,  Built,   &[C::Subagent],              "subagents"),
+    row(7,  Built,   &[C::Skills],                "skills"),
+    row(8,  Built,   &[C::Artifacts, C::Compaction], "large-result artifacts and compaction"),
+    row(9,  Built,   &[C::Memory],                "file memory, injected as its own message"),
+    row(10, Built,   &[C::DynamicPrompt],         "the system prompt assembled at run time"),
+    row(11, Planned, &[C::Recovery],              "recovery: truncation, prompt-too-long, 429/5xx, fallback model"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -167,37 +113,34 @@ pub enum ProfileError {
 impl Profile {
     /// The profile of a built chapter.
     pub fn for_chapter(chapter: u8) -> Result<Profile, ProfileError> {
-        match TABLE.iter().find(|(p, _)| p.chapter == chapter) {
-            Some((profile, true)) => Ok(*profile),
-            Some((_, false)) => Err(ProfileError::NotBuilt(chapter)),
+        match TABLE.iter().find(|p| p.chapter == chapter) {
+            Some(profile) if profile.status == Built => Ok(*profile),
+            Some(_) => Err(ProfileError::NotBuilt(chapter)),
             None => Err(ProfileError::Unknown(chapter)),
         }
     }
 
     /// Every built chapter, in order.
     pub fn built() -> impl Iterator<Item = Profile> {
-        TABLE.iter().filter(|(_, built)| *built).map(|(p, _)| *p)
+        TABLE.iter().filter(|p| p.status == Built).copied()
     }
 
     /// Chapters that are planned but not built yet.
     pub fn planned() -> impl Iterator<Item = Profile> {
-        TABLE.iter().filter(|(_, built)| !*built).map(|(p, _)| *p)
+        TABLE.iter().filter(|p| p.status == Planned).copied()
     }
 
     /// Whether this profile has `capability`, counting everything earlier chapters added.
     pub fn has(&self, capability: Capability) -> bool {
-        TABLE
-            .iter()
-            .take_while(|(p, _)| p.chapter <= self.chapter)
-            .any(|(p, _)| p.adds.contains(&capability))
+        self.capabilities().contains(&capability)
     }
 
     /// All capabilities, cumulative, in the order chapters added them.
     pub fn capabilities(&self) -> Vec<Capability> {
         TABLE
             .iter()
-            .take_while(|(p, _)| p.chapter <= self.chapter)
-            .flat_map(|(p, _)| p.adds.iter().copied())
+            .take_while(|p| p.chapter <= self.chapter)
+            .flat_map(|p| p.adds.iter().copied())
             .collect()
     }
 
@@ -214,10 +157,7 @@ mod tests {
     #[test]
     fn profiles_are_cumulative() {
         let p2 = Profile::for_chapter(2).unwrap();
-        assert_eq!(
-            p2.capabilities(),
-            vec![C::Loop, C::Bash, C::ToolRegistry, C::Files]
-        );
+        assert_eq!(p2.capabilities(), vec![C::Bash, C::Files]);
         assert!(p2.has(C::Bash));
         assert!(!Profile::for_chapter(1).unwrap().has(C::Files));
     }
@@ -227,5 +167,16 @@ mod tests {
         assert_eq!(Profile::for_chapter(0), Err(ProfileError::Unknown(0)));
         assert_eq!(Profile::for_chapter(12), Err(ProfileError::Unknown(12)));
         assert_eq!(Profile::for_chapter(11), Err(ProfileError::NotBuilt(11)));
+    }
+
+    #[test]
+    fn the_table_is_in_chapter_order_and_every_capability_is_added_once() {
+        let chapters: Vec<u8> = TABLE.iter().map(|p| p.chapter).collect();
+        assert_eq!(chapters, (1..=TABLE.len() as u8).collect::<Vec<_>>());
+        let mut all: Vec<Capability> = TABLE.iter().flat_map(|p| p.adds.iter().copied()).collect();
+        let count = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), count);
     }
 }
