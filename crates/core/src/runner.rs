@@ -28,6 +28,23 @@ pub const DEFAULT_MAX_TURNS: usize = 30;
 pub const FINAL_ANSWER_NOTE: &str = "You have used all the tool calls allowed for this turn. Answer the user now, in plain text, with what you have found so far.";
 
 /// Why a run ended without an answer. Tool failures are not here: they go back to the model.
+/// How a request's history is shaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shaping {
+    /// The processors every request goes through.
+    Normal,
+    /// The server said "prompt too long": the overflow processor runs too (once).
+    AfterOverflow,
+}
+
+/// What the request offers the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Offer {
+    Tools,
+    /// `--final-answer` on the last allowed request: no tools, and a note asking for the answer.
+    FinalAnswerOnly,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
     #[error(transparent)]
@@ -186,17 +203,21 @@ impl AgentRunner {
     /// Builds the request the runner would send next for `history`, without sending it.
     /// `agent-tutorial prompt` uses this, so what it prints is what the loop sends.
     pub async fn prepare_request(&self, history: &[Message]) -> Result<ModelRequest, RunError> {
-        self.build_request(history, false, false).await
+        self.build_request(history, Shaping::Normal, Offer::Tools)
+            .await
     }
 
     async fn build_request(
         &self,
         history: &[Message],
-        overflowed: bool,
-        last: bool,
+        shaping: Shaping,
+        offer: Offer,
     ) -> Result<ModelRequest, RunError> {
         let mut messages = history.to_vec();
-        let overflow = self.overflow.iter().filter(|_| overflowed);
+        let overflow = self
+            .overflow
+            .iter()
+            .filter(|_| shaping == Shaping::AfterOverflow);
         for processor in self.processors.iter().chain(overflow) {
             messages = processor
                 .process(messages)
@@ -218,7 +239,7 @@ impl AgentRunner {
         }
         messages.insert(0, Message::system(system));
         validate_pairing(&messages).map_err(RunError::Pairing)?;
-        if last {
+        if offer == Offer::FinalAnswerOnly {
             messages.push(Message::system(FINAL_ANSWER_NOTE));
             return Ok(ModelRequest {
                 messages,
@@ -295,8 +316,12 @@ impl AgentRunner {
     /// Sends one request; on "prompt too long" shrinks it once with the overflow processor and
     /// retries once.
     async fn request(&self, history: &[Message], index: usize) -> Result<ModelReply, RunError> {
-        let last = self.final_answer && index + 1 == self.max_turns;
-        let request = self.build_request(history, false, last).await?;
+        let offer = if self.final_answer && index + 1 == self.max_turns {
+            Offer::FinalAnswerOnly
+        } else {
+            Offer::Tools
+        };
+        let request = self.build_request(history, Shaping::Normal, offer).await?;
         self.observer.on_request(index, &request);
         debug!(
             request = index,
@@ -307,7 +332,9 @@ impl AgentRunner {
         match self.model.complete(&request).await {
             Err(ModelError::PromptTooLong { message }) if self.overflow.is_some() => {
                 info!(%message, "prompt too long: compacting once and retrying");
-                let smaller = self.build_request(history, true, last).await?;
+                let smaller = self
+                    .build_request(history, Shaping::AfterOverflow, offer)
+                    .await?;
                 self.observer.on_request(index, &smaller);
                 Ok(self.model.complete(&smaller).await?)
             }
