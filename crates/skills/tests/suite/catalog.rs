@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_core::{PreparedCall, ToolEffect, ToolHandler};
+use agent_core::{CallSummary, PreparedCall, ToolEffect, ToolHandler};
 use agent_skills::{LoadSkill, NO_SKILLS, SkillCatalog};
 use agent_workspace::Workspace;
 use serde_json::json;
@@ -22,6 +22,7 @@ fn load(catalog: SkillCatalog, ws: &Workspace, name: &str) -> String {
         name: "load_skill".into(),
         arguments: json!({"name": name}),
         effect: ToolEffect::Read,
+        summary: CallSummary::text(name),
     };
     block_on(tool.handle(&call)).unwrap_or_else(|f| f.to_string())
 }
