@@ -195,3 +195,26 @@ fn load_skill_rechecks_the_path_and_names_unknown_skills() {
         "Error [path_escape]: `skills/good/SKILL.md` resolves outside the workspace"
     );
 }
+
+#[test]
+fn load_skill_is_described_by_the_skill_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let tool = LoadSkill {
+        catalog: Arc::new(SkillCatalog::default()),
+        workspace: ws,
+    };
+    let registry = agent_core::ToolRegistry::builder()
+        .tool(agent_skills::spec(), Arc::new(tool))
+        .build()
+        .unwrap();
+    let call = agent_core::ToolCall {
+        id: "c1".into(),
+        name: LoadSkill::NAME.into(),
+        arguments: r#"{"name": "review"}"#.into(),
+    };
+    assert_eq!(
+        registry.prepare(&call).unwrap().summary,
+        CallSummary::text("review")
+    );
+}
