@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use agent_core::ModelReply;
-use agent_core::permissions::{AuditEntry, Behavior, MemoryAudit, StaticApproval};
+use agent_policy::{AuditEntry, Behavior, MemoryAudit, StaticApproval};
 use serde_json::json;
 
 use predicates::prelude::*;
@@ -75,7 +75,7 @@ async fn approve_all_runs_asks_but_hard_denies_still_hold() {
     let audit = Arc::new(MemoryAudit::default());
     let (mut agent, _model) = scripted_agent_with(3, dir.path(), session(), |deps| {
         deps.audit = audit.clone();
-        deps.approval = Some(Arc::new(StaticApproval(true)));
+        deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
     });
     agent.run_turn("go").await.unwrap();
     let results = tool_results(agent.history());
@@ -314,7 +314,7 @@ async fn reading_a_secret_looking_file_asks_and_is_denied_without_approval() {
     ];
     let (mut agent, _model) = scripted_agent_with(3, dir.path(), replies, |deps| {
         deps.audit = audit.clone();
-        deps.approval = Some(Arc::new(StaticApproval(false)));
+        deps.approval = Some(Arc::new(StaticApproval::DenyAll));
     });
     agent.run_turn("read the config").await.unwrap();
     assert_eq!(

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_core::hooks::{FnHook, Hook, HookEvent, HookEventKind, HookResult};
-use agent_core::permissions::StaticApproval;
 use agent_core::{Message, ModelReply, RunError};
+use agent_policy::StaticApproval;
 use serde_json::json;
 
 use predicates::prelude::*;
@@ -253,7 +253,7 @@ async fn a_field_for_the_wrong_event_is_an_error_not_ignored() {
         ModelReply::text("ok"),
     ];
     let (mut agent, _m) = scripted_agent_with(4, dir.path(), replies, |deps| {
-        deps.approval = Some(Arc::new(StaticApproval(true)));
+        deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
         deps.hooks.register(
             HookEventKind::PreToolUse,
             Some("read_file".into()),

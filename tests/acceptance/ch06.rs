@@ -1,7 +1,7 @@
 //! Chapter 6: subagents.
 
-use agent_core::subagent::SUBAGENT_MAX_TURNS;
 use agent_core::{Message, ModelReply};
+use agent_tools::subagent::SUBAGENT_MAX_TURNS;
 use serde_json::json;
 
 use crate::support::{

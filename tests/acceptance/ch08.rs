@@ -14,7 +14,7 @@ use agent_tutorial::{AgentDeps, build_agent};
 use async_trait::async_trait;
 use serde_json::json;
 
-use agent_core::permissions::StaticApproval;
+use agent_policy::StaticApproval;
 
 use crate::support::{call, scripted_agent_with, tool_results, tool_round, workspace};
 
@@ -26,7 +26,7 @@ async fn a_large_result_goes_to_an_artifact_and_the_history_keeps_a_preview() {
         ModelReply::text("ok"),
     ];
     let (mut agent, _m) = scripted_agent_with(8, dir.path(), replies, |deps| {
-        deps.approval = Some(Arc::new(StaticApproval(true)));
+        deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
     });
     agent.run_turn("count").await.unwrap();
     let full: String = (1..=10_000).map(|i| format!("{i}\n")).collect();

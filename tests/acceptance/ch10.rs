@@ -146,8 +146,9 @@ async fn a_tool_registered_mid_turn_appears_in_the_next_requests_prompt() {
                     ToolEffect::Read,
                     json!({"type": "object"}),
                 );
-                let handler =
-                    Arc::new(agent_core::subagent::TaskTool::new(|| Err("unused".into())));
+                let handler = Arc::new(agent_tools::subagent::TaskTool::new(|| {
+                    Err(agent_core::RegistryError::MissingHandler("unused".into()).into())
+                }));
                 if let Some(tools) = late.get() {
                     tools.register(spec, handler).map_err(|e| e.to_string())?;
                 }

@@ -10,20 +10,19 @@ use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compacto
 use agent_core::hooks::HookRegistry;
 
 pub use crate::agent::Agent;
-use agent_core::permissions::{
-    ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
-    PermissionPipeline, SecretReads,
-};
 use agent_core::seams::{AllowAll, NoHooks, Silent};
-use agent_core::subagent::{self, SUBAGENT_MAX_TURNS, TaskTool};
 use agent_core::{
     AgentRunner, FixedPrompt, ModelClient, PermissionGate, RegistryError, RunObserver,
     SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
 use agent_memory::{MemoryInjector, MemorySession, MemoryStore};
+use agent_policy::{
+    ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
+    PermissionPipeline, SecretReads, WorkspaceBoundary,
+};
 use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
 use agent_skills::{LoadSkill, SkillCatalog};
-use agent_tools::policy::WorkspaceBoundary;
+use agent_tools::subagent::{self, ChildBuildError, SUBAGENT_MAX_TURNS, TaskTool};
 use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
 use agent_tools::{BashConfig, Workspace, add_bash, add_file_tools};
 
@@ -221,7 +220,7 @@ struct ChildParts {
 }
 
 impl ChildParts {
-    fn runner(&self) -> Result<AgentRunner, String> {
+    fn runner(&self) -> Result<AgentRunner, ChildBuildError> {
         // `base_tools` never adds `task`: a subagent cannot start subagents.
         let todo = Arc::new(TodoList::default());
         let registry = base_tools(
@@ -231,8 +230,7 @@ impl ChildParts {
             &todo,
             &self.skills,
         )
-        .build()
-        .map_err(|err| err.to_string())?;
+        .build()?;
         let mut child = AgentRunner::builder(
             self.model.clone(),
             Arc::new(registry),

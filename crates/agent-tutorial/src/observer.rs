@@ -2,8 +2,9 @@
 
 use std::io::Write;
 
-use agent_core::permissions::escape_controls;
 use agent_core::{ModelReply, RunObserver, ToolCall, ToolFailure};
+use agent_policy::escape_controls;
+use agent_tools::todo::TodoWrite;
 
 /// Prints tool activity to stderr, so stdout carries only the final answer; with `--record`,
 /// also appends every request as one JSON line.
@@ -94,7 +95,7 @@ impl RunObserver for CliObserver {
     fn on_tool_result(&self, call: &ToolCall, result: &Result<String, ToolFailure>) {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "[result] {}", summarize(result));
-        if let (Ok(text), "todo_write") = (result, call.name.as_str()) {
+        if let (Ok(text), TodoWrite::NAME) = (result, call.name.as_str()) {
             let plan = render_plan(text);
             let mut last = self
                 .plan

@@ -23,9 +23,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::Message;
-use crate::permissions::{Behavior, Verdict};
 use crate::seams::{PostToolVerdict, PreToolVerdict, TurnHooks};
 use crate::tool::{PreparedCall, ToolFailure};
+use crate::verdict::{Behavior, Verdict};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum HookEventKind {

@@ -5,6 +5,7 @@
 //! - [`tool`], [`schema`], [`registry`]: tool specs, strict argument checking, the registry.
 //! - [`pairing`]: the "every call gets exactly one result" invariant.
 //! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in.
+//! - [`verdict`]: the words permission decisions are made of (merged by `agent-policy`).
 //! - [`scripted`]: a replaying model for offline runs and tests.
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
@@ -13,14 +14,13 @@ pub mod hooks;
 pub mod message;
 pub mod model;
 pub mod pairing;
-pub mod permissions;
 pub mod registry;
 pub mod runner;
 pub mod schema;
 pub mod scripted;
 pub mod seams;
-pub mod subagent;
 pub mod tool;
+pub mod verdict;
 
 pub use message::{Message, ToolCall};
 pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, Usage};
@@ -32,4 +32,5 @@ pub use seams::{
     FixedPrompt, GateDecision, HistoryProcessor, PermissionGate, PromptError, RunObserver,
     SystemPromptProvider, TurnHooks,
 };
-pub use tool::{PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes};
+pub use tool::{CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes};
+pub use verdict::{Behavior, Verdict};

@@ -178,7 +178,7 @@ impl ToolRegistry {
 
     /// Turns a raw call from the model into a [`PreparedCall`], or the failure to report.
     pub fn prepare(&self, call: &ToolCall) -> Result<PreparedCall, ToolFailure> {
-        let spec = self.spec(&call.name).ok_or_else(|| {
+        let entry = self.entry(&call.name).ok_or_else(|| {
             ToolFailure::new(
                 codes::UNKNOWN_TOOL,
                 format!(
@@ -188,16 +188,8 @@ impl ToolRegistry {
                 ),
             )
         })?;
-        self.prepare_with(&spec, &call.id, &call.arguments)
-    }
-
-    fn prepare_with(
-        &self,
-        spec: &ToolSpec,
-        call_id: &str,
-        raw: &str,
-    ) -> Result<PreparedCall, ToolFailure> {
         // Some servers send "" for a call without arguments; treat it as `{}`.
+        let raw = &call.arguments;
         let text = if raw.trim().is_empty() { "{}" } else { raw };
         let arguments: Value = serde_json::from_str(text).map_err(|err| {
             ToolFailure::new(
@@ -205,50 +197,47 @@ impl ToolRegistry {
                 format!("arguments are not valid JSON ({err})"),
             )
         })?;
-        self.validate(spec, call_id, arguments)
+        validate(&entry, &call.id, arguments)
+    }
+
+    /// A copy of the entry for `name`, taken out of the lock.
+    fn entry(&self, name: &str) -> Option<Entry> {
+        self.read().iter().find(|e| e.spec.name == name).cloned()
     }
 
     /// Validates already-parsed arguments (used again after a hook rewrites the input).
     pub fn revalidate(&self, call: &PreparedCall) -> Result<PreparedCall, ToolFailure> {
-        let spec = self.spec(&call.name).ok_or_else(|| {
+        let entry = self.entry(&call.name).ok_or_else(|| {
             ToolFailure::new(
                 codes::UNKNOWN_TOOL,
                 format!("no tool named `{}`", call.name),
             )
         })?;
-        self.validate(&spec, &call.call_id, call.arguments.clone())
-    }
-
-    fn validate(
-        &self,
-        spec: &ToolSpec,
-        call_id: &str,
-        arguments: Value,
-    ) -> Result<PreparedCall, ToolFailure> {
-        schema::validate(&spec.parameters, &arguments)
-            .map_err(|reason| ToolFailure::new(codes::INVALID_ARGUMENTS, reason))?;
-        Ok(PreparedCall {
-            call_id: call_id.to_string(),
-            name: spec.name.clone(),
-            arguments,
-            effect: spec.effect,
-        })
+        validate(&entry, &call.call_id, call.arguments.clone())
     }
 
     /// Runs a prepared call. The handler is cloned out of the lock first, so a slow tool never
     /// blocks registration.
     pub async fn execute(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
-        let handler = self
-            .read()
-            .iter()
-            .find(|e| e.spec.name == call.name)
-            .map(|e| Arc::clone(&e.handler))
-            .ok_or_else(|| {
-                ToolFailure::new(
-                    codes::UNKNOWN_TOOL,
-                    format!("no tool named `{}`", call.name),
-                )
-            })?;
+        let handler = self.entry(&call.name).map(|e| e.handler).ok_or_else(|| {
+            ToolFailure::new(
+                codes::UNKNOWN_TOOL,
+                format!("no tool named `{}`", call.name),
+            )
+        })?;
         handler.handle(call).await
     }
+}
+
+/// Checks `arguments` against the entry's schema and lets its handler describe the call.
+fn validate(entry: &Entry, call_id: &str, arguments: Value) -> Result<PreparedCall, ToolFailure> {
+    schema::validate(&entry.spec.parameters, &arguments)
+        .map_err(|reason| ToolFailure::new(codes::INVALID_ARGUMENTS, reason))?;
+    Ok(PreparedCall {
+        call_id: call_id.to_string(),
+        name: entry.spec.name.clone(),
+        summary: entry.handler.describe(&arguments),
+        arguments,
+        effect: entry.spec.effect,
+    })
 }

@@ -5,8 +5,8 @@ use async_trait::async_trait;
 
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelReply, ModelRequest};
-use crate::permissions::Verdict;
 use crate::tool::{PreparedCall, ToolFailure};
+use crate::verdict::Verdict;
 
 /// Why the system prompt could not be produced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

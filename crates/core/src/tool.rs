@@ -76,6 +76,45 @@ impl ToolFailure {
     }
 }
 
+/// How a call shows itself to a person and to policy, in the tool's own words: only the tool
+/// knows which of its arguments is the command or the file, so policy never guesses names.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallSummary {
+    /// One line for the approval question: the command, the path, the pattern, … Raw text:
+    /// whoever shows it to a person escapes it.
+    pub text: String,
+    /// The workspace paths the call reads or writes, as the model gave them. The boundary and
+    /// secret-reads rules check these; a tool that touches files must list them.
+    pub paths: Vec<String>,
+}
+
+impl CallSummary {
+    /// The compact arguments and no path: the default for a tool that says nothing better.
+    pub fn arguments(arguments: &Value) -> Self {
+        Self {
+            text: arguments.to_string(),
+            paths: Vec::new(),
+        }
+    }
+
+    /// `text` as the summary, and no path.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            paths: Vec::new(),
+        }
+    }
+
+    /// One path, which is also the summary (the file tools).
+    pub fn path(path: impl Into<String>) -> Self {
+        let path = path.into();
+        Self {
+            text: path.clone(),
+            paths: vec![path],
+        }
+    }
+}
+
 /// A call that passed the registry's checks: the tool exists and the arguments parse and match
 /// the schema. Only prepared calls reach permissions, hooks and handlers.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,12 +123,30 @@ pub struct PreparedCall {
     pub name: String,
     pub arguments: Value,
     pub effect: ToolEffect,
+    /// What the handler said about these arguments ([`ToolHandler::describe`]), computed when
+    /// the call is prepared and again when a hook rewrites the input.
+    pub summary: CallSummary,
 }
 
 /// Runs a tool. Handlers receive already-validated arguments.
 #[async_trait]
 pub trait ToolHandler: Send + Sync {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure>;
+
+    /// Describes a call with already-validated `arguments` for approval and policy. The
+    /// default shows the compact arguments and names no path.
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        CallSummary::arguments(arguments)
+    }
+}
+
+/// The string argument `key` of validated arguments, or "" (for [`ToolHandler::describe`],
+/// which runs after the schema check, so a required string is there).
+pub fn string_argument<'a>(arguments: &'a Value, key: &str) -> &'a str {
+    arguments
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Deserializes validated arguments into a handler's typed struct. The schema check has run

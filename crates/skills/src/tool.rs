@@ -2,20 +2,20 @@
 
 use std::sync::Arc;
 
-use agent_core::tool::parse_arguments;
-use agent_core::{PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec};
+use agent_core::tool::{parse_arguments, string_argument};
+use agent_core::{CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec};
 use agent_workspace::Workspace;
 
 use crate::catalog::MAX_SKILL_BYTES;
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::SkillCatalog;
 
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
-        "load_skill",
+        LoadSkill::NAME,
         "Load the full instructions of a skill listed in the skills catalog. Do this before following a skill.",
         ToolEffect::Read,
         json!({
@@ -38,6 +38,10 @@ struct Args {
 pub struct LoadSkill {
     pub catalog: Arc<SkillCatalog>,
     pub workspace: Workspace,
+}
+
+impl LoadSkill {
+    pub const NAME: &'static str = "load_skill";
 }
 
 #[async_trait]
@@ -72,5 +76,11 @@ impl ToolHandler for LoadSkill {
         let (_, body) = agent_frontmatter::split(&text)
             .map_err(|err| ToolFailure::execution(format!("skill `{}`: {err}", args.name)))?;
         Ok(body.trim_start_matches('\n').to_string())
+    }
+
+    /// The skill's name. It names no path to check: only catalogued `SKILL.md` files are
+    /// read, each through the workspace boundary.
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        CallSummary::text(string_argument(arguments, "name"))
     }
 }

@@ -9,12 +9,11 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agent_core::{
-    PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, tool::parse_arguments,
-};
+use agent_core::tool::{parse_arguments, string_argument};
+use agent_core::{CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec};
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use agent_workspace::process::{ProcessTree, Shell, shell};
@@ -41,7 +40,7 @@ impl Default for BashConfig {
 
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
-        "bash",
+        BashTool::NAME,
         "Run a shell command with `bash -c` in the workspace directory. Returns stdout, then stderr, then the exit code when it is not 0.",
         ToolEffect::Execute,
         json!({
@@ -67,6 +66,8 @@ pub struct BashTool {
 }
 
 impl BashTool {
+    pub const NAME: &'static str = "bash";
+
     pub fn new(workspace: Workspace, config: BashConfig) -> Self {
         Self { workspace, config }
     }
@@ -77,6 +78,11 @@ impl ToolHandler for BashTool {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let args: Args = parse_arguments(call)?;
         run(&self.workspace, &args.command, self.config).await
+    }
+
+    /// The command, whole: it is what runs. Its paths cannot be known without running it.
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        CallSummary::text(string_argument(arguments, "command"))
     }
 }
 

@@ -1,23 +1,27 @@
 //! `read_file`, `write_file`, `edit_file`: file tools confined to the workspace.
 
-use agent_core::{
-    PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, tool::parse_arguments,
-};
+use agent_core::tool::{parse_arguments, string_argument};
+use agent_core::{CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec};
 use async_trait::async_trait;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use agent_workspace::Existing;
 
 use crate::output::Capture;
 use crate::{Workspace, blocking};
 
+/// The file tools show, and touch, their one `path`.
+fn describe_path(arguments: &Value) -> CallSummary {
+    CallSummary::path(string_argument(arguments, "path"))
+}
+
 /// Bytes of a file `read_file` returns before it cuts the middle out.
 pub const READ_CAP_BYTES: usize = 100_000;
 
 pub fn read_spec() -> ToolSpec {
     ToolSpec::new(
-        "read_file",
+        ReadFile::NAME,
         "Read a text file in the workspace. `limit` caps the number of lines returned.",
         ToolEffect::Read,
         json!({
@@ -33,7 +37,7 @@ pub fn read_spec() -> ToolSpec {
 
 pub fn write_spec() -> ToolSpec {
     ToolSpec::new(
-        "write_file",
+        WriteFile::NAME,
         "Create or overwrite a file in the workspace with `content`. Parent directories are created.",
         ToolEffect::Write,
         json!({
@@ -49,7 +53,7 @@ pub fn write_spec() -> ToolSpec {
 
 pub fn edit_spec() -> ToolSpec {
     ToolSpec::new(
-        "edit_file",
+        EditFile::NAME,
         "Replace `old_text` with `new_text` in a file. `old_text` must occur exactly once; include surrounding lines to make it unique.",
         ToolEffect::Write,
         json!({
@@ -93,12 +97,20 @@ pub const EDIT_LIMIT_BYTES: u64 = 10 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct ReadFile(pub Workspace);
 
+impl ReadFile {
+    pub const NAME: &'static str = "read_file";
+}
+
 #[async_trait]
 impl ToolHandler for ReadFile {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let args: ReadArgs = parse_arguments(call)?;
         let workspace = self.0.clone();
         blocking(move || read(&workspace, &args)).await
+    }
+
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        describe_path(arguments)
     }
 }
 
@@ -151,6 +163,10 @@ fn read(workspace: &Workspace, args: &ReadArgs) -> Result<String, ToolFailure> {
 #[derive(Debug, Clone)]
 pub struct WriteFile(pub Workspace);
 
+impl WriteFile {
+    pub const NAME: &'static str = "write_file";
+}
+
 #[async_trait]
 impl ToolHandler for WriteFile {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
@@ -163,11 +179,19 @@ impl ToolHandler for WriteFile {
         })
         .await
     }
+
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        describe_path(arguments)
+    }
 }
 
 /// `edit_file`.
 #[derive(Debug, Clone)]
 pub struct EditFile(pub Workspace);
+
+impl EditFile {
+    pub const NAME: &'static str = "edit_file";
+}
 
 #[async_trait]
 impl ToolHandler for EditFile {
@@ -175,6 +199,10 @@ impl ToolHandler for EditFile {
         let args: EditArgs = parse_arguments(call)?;
         let workspace = self.0.clone();
         blocking(move || edit(&workspace, &args)).await
+    }
+
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        describe_path(arguments)
     }
 }
 

@@ -2,13 +2,14 @@
 
 use std::path::{Component, Path};
 
+use agent_core::tool::{parse_arguments, string_argument};
 use agent_core::{
-    PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes, tool::parse_arguments,
+    CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes,
 };
 use async_trait::async_trait;
 use globset::GlobBuilder;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use agent_workspace::{FileKind, Inside};
 
@@ -22,7 +23,7 @@ pub const MAX_VISITED: usize = 200_000;
 
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
-        "glob",
+        Glob::NAME,
         "List files in the workspace matching a glob pattern (`*` stays within a folder, `**` crosses folders), as sorted workspace-relative paths.",
         ToolEffect::Read,
         json!({
@@ -44,6 +45,10 @@ struct Args {
 #[derive(Debug, Clone)]
 pub struct Glob(pub Workspace);
 
+impl Glob {
+    pub const NAME: &'static str = "glob";
+}
+
 #[async_trait]
 impl ToolHandler for Glob {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
@@ -52,6 +57,11 @@ impl ToolHandler for Glob {
         tokio::task::spawn_blocking(move || glob(&workspace, &args.pattern))
             .await
             .map_err(ToolFailure::execution)?
+    }
+
+    /// The pattern. It names no file to check: `glob` lists names and reads no content.
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        CallSummary::text(string_argument(arguments, "pattern"))
     }
 }
 

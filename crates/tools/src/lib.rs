@@ -6,13 +6,14 @@
 //! | `read_file`, `glob` | read | 2 |
 //! | `write_file`, `edit_file` | write | 2 |
 //! | `todo_write` | read (it only changes the plan) | 5 |
+//! | `task` | external (a child agent) | 6 |
 
 pub mod bash;
 pub mod files;
 pub mod glob;
 pub mod output;
-pub mod policy;
 pub mod shell_hook;
+pub mod subagent;
 pub mod todo;
 
 use std::sync::Arc;

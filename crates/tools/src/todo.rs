@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::{
-    HistoryProcessor, Message, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes,
-    schema, seams::ProcessError,
+    CallSummary, HistoryProcessor, Message, PreparedCall, ToolEffect, ToolFailure, ToolHandler,
+    ToolSpec, codes, schema, seams::ProcessError,
 };
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -71,7 +71,7 @@ pub fn spec() -> ToolSpec {
     todos["type"] = json!(["array", "string"]);
     todos["description"] = json!("The whole plan; it replaces the previous list.");
     ToolSpec::new(
-        "todo_write",
+        TodoWrite::NAME,
         "Replace your plan with this complete list of steps. Keep exactly one step in_progress while working; mark steps completed as soon as they are done.",
         ToolEffect::Read,
         json!({"type": "object", "properties": {"todos": todos}, "required": ["todos"]}),
@@ -81,6 +81,10 @@ pub fn spec() -> ToolSpec {
 /// `todo_write`.
 #[derive(Debug, Clone)]
 pub struct TodoWrite(pub Arc<TodoList>);
+
+impl TodoWrite {
+    pub const NAME: &'static str = "todo_write";
+}
 
 #[async_trait]
 impl ToolHandler for TodoWrite {
@@ -105,6 +109,12 @@ impl ToolHandler for TodoWrite {
         }
         self.0.replace(items.clone());
         serde_json::to_string(&items).map_err(ToolFailure::execution)
+    }
+
+    /// The plan as sent (compact): it is the whole of what the call does, and it touches no
+    /// file.
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        CallSummary::arguments(arguments)
     }
 }
 
@@ -132,7 +142,7 @@ impl HistoryProcessor for TodoReminder {
                     continue;
                 }
                 rounds += 1;
-                if tool_calls.iter().any(|c| c.name == "todo_write") {
+                if tool_calls.iter().any(|c| c.name == TodoWrite::NAME) {
                     last_update = rounds;
                 }
             }

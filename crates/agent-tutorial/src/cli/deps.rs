@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_core::hooks::{HookEventKind, HookRegistry};
-use agent_core::permissions::{
-    ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, StaticApproval, escape_controls,
-    wrap_escaped,
+use agent_policy::{
+    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink,
+    StaticApproval, escape_controls, wrap_escaped,
 };
 use agent_tools::Workspace;
 use agent_tools::shell_hook::ShellHook;
@@ -36,8 +36,8 @@ impl ApproveMode {
     pub fn provider(self) -> Arc<dyn ApprovalProvider> {
         match self {
             Self::Prompt => Arc::new(TtyApproval),
-            Self::All => Arc::new(StaticApproval(true)),
-            Self::None => Arc::new(StaticApproval(false)),
+            Self::All => Arc::new(StaticApproval::ApproveAll),
+            Self::None => Arc::new(StaticApproval::DenyAll),
         }
     }
 }
@@ -137,9 +137,9 @@ mod question_tests {
 
 #[async_trait]
 impl ApprovalProvider for TtyApproval {
-    async fn approve(&self, request: &ApprovalRequest) -> Result<bool, String> {
+    async fn approve(&self, request: &ApprovalRequest) -> Result<Approval, ApprovalError> {
         if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-            return Err("no terminal to ask on".into());
+            return Err(ApprovalError::NoTerminal);
         }
         let question = question(request, terminal_width());
         tokio::task::spawn_blocking(move || {
@@ -147,16 +147,16 @@ impl ApprovalProvider for TtyApproval {
             let _ = std::io::stderr().flush();
             let mut answer = String::new();
             match std::io::stdin().lock().read_line(&mut answer) {
-                Ok(0) => Ok(false),
-                Ok(_) => Ok(matches!(
-                    answer.trim().to_ascii_lowercase().as_str(),
-                    "y" | "yes"
-                )),
-                Err(err) => Err(err.to_string()),
+                Ok(0) => Ok(Approval::Declined),
+                Ok(_) => match answer.trim().to_ascii_lowercase().as_str() {
+                    "y" | "yes" => Ok(Approval::Approved),
+                    _ => Ok(Approval::Declined),
+                },
+                Err(err) => Err(ApprovalError::failed(err)),
             }
         })
         .await
-        .map_err(|err| err.to_string())?
+        .map_err(ApprovalError::failed)?
     }
 }
 
@@ -322,7 +322,7 @@ pub fn load_shell_hooks(
 #[cfg(test)]
 mod audit_tests {
     use super::*;
-    use agent_core::permissions::Behavior;
+    use agent_policy::Behavior;
 
     fn entry(call_id: &str) -> AuditEntry {
         AuditEntry {

@@ -1,5 +1,5 @@
+use agent_core::Behavior;
 use agent_core::hooks::{HookEventKind, HookResult};
-use agent_core::permissions::Behavior;
 
 #[test]
 fn each_field_is_accepted_only_for_its_own_event() {

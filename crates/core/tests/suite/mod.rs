@@ -1,6 +1,5 @@
 mod call_ids;
 mod hooks;
-mod permissions;
 mod registry;
 mod runner;
 mod scripted;

@@ -1,9 +1,11 @@
 use std::sync::Arc;
 
-use agent_core::{RegistryError, ToolRegistry};
+use agent_core::{
+    CallSummary, PreparedCall, RegistryError, ToolFailure, ToolHandler, ToolRegistry,
+};
 use serde_json::json;
 
-use super::{Echo, echo_spec};
+use super::{Echo, call, echo_spec};
 
 #[test]
 fn build_pairs_specs_with_handlers() {
@@ -83,5 +85,45 @@ fn unsupported_schema_keywords_are_refused_at_build_time() {
             name: "echo".into(),
             reason: "$.text: unsupported schema keyword `format`".into()
         }
+    );
+}
+
+/// Describes a call by its `text`, as the path it touches.
+struct Described;
+
+#[async_trait::async_trait]
+impl ToolHandler for Described {
+    async fn handle(&self, _call: &PreparedCall) -> Result<String, ToolFailure> {
+        Ok(String::new())
+    }
+
+    fn describe(&self, arguments: &serde_json::Value) -> CallSummary {
+        CallSummary::path(arguments["text"].as_str().unwrap_or_default())
+    }
+}
+
+#[test]
+fn a_prepared_call_carries_its_handlers_description_and_a_rewrite_is_described_again() {
+    let registry = ToolRegistry::builder()
+        .tool(echo_spec("echo"), Arc::new(Echo))
+        .tool(echo_spec("described"), Arc::new(Described))
+        .build()
+        .unwrap();
+    let echo = registry
+        .prepare(&call("c1", "echo", r#"{"text": "hi"}"#))
+        .unwrap();
+    assert_eq!(echo.summary, CallSummary::text(r#"{"text":"hi"}"#));
+    let described = registry
+        .prepare(&call("c2", "described", r#"{"text": "a.txt"}"#))
+        .unwrap();
+    assert_eq!(described.summary, CallSummary::path("a.txt"));
+    // A PreToolUse hook rewrites the input: the summary follows the new arguments.
+    let rewritten = PreparedCall {
+        arguments: json!({"text": "b.txt"}),
+        ..described
+    };
+    assert_eq!(
+        registry.revalidate(&rewritten).unwrap().summary,
+        CallSummary::path("b.txt")
     );
 }

@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_core::{PreparedCall, ToolEffect, ToolHandler};
+use agent_core::{CallSummary, PreparedCall, ToolEffect, ToolHandler};
 use agent_skills::{LoadSkill, NO_SKILLS, SkillCatalog};
 use agent_workspace::Workspace;
 use serde_json::json;
@@ -22,6 +22,7 @@ fn load(catalog: SkillCatalog, ws: &Workspace, name: &str) -> String {
         name: "load_skill".into(),
         arguments: json!({"name": name}),
         effect: ToolEffect::Read,
+        summary: CallSummary::text(name),
     };
     block_on(tool.handle(&call)).unwrap_or_else(|f| f.to_string())
 }
@@ -192,5 +193,28 @@ fn load_skill_rechecks_the_path_and_names_unknown_skills() {
     assert_eq!(
         load(catalog, &ws, "good"),
         "Error [path_escape]: `skills/good/SKILL.md` resolves outside the workspace"
+    );
+}
+
+#[test]
+fn load_skill_is_described_by_the_skill_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let tool = LoadSkill {
+        catalog: Arc::new(SkillCatalog::default()),
+        workspace: ws,
+    };
+    let registry = agent_core::ToolRegistry::builder()
+        .tool(agent_skills::spec(), Arc::new(tool))
+        .build()
+        .unwrap();
+    let call = agent_core::ToolCall {
+        id: "c1".into(),
+        name: LoadSkill::NAME.into(),
+        arguments: r#"{"name": "review"}"#.into(),
+    };
+    assert_eq!(
+        registry.prepare(&call).unwrap().summary,
+        CallSummary::text("review")
     );
 }

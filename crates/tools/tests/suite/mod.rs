@@ -1,4 +1,5 @@
 mod attacks;
+mod describe;
 mod files;
 
 use agent_core::{ToolCall, ToolRegistry};

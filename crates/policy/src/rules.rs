@@ -1,7 +1,8 @@
 //! Simple rules built from a tool's effect or from a closure.
 
-use super::{Behavior, PermissionRule, Verdict};
-use crate::tool::{PreparedCall, ToolEffect};
+use agent_core::{Behavior, PreparedCall, ToolEffect, Verdict};
+
+use crate::pipeline::{PermissionRule, RuleError};
 
 /// Gives every call with `effect` the same behaviour: "bash asks" (execute → ask) is the
 /// built-in default, "writes ask" is what P03 adds.
@@ -29,7 +30,7 @@ impl PermissionRule for EffectRule {
         &self.name
     }
 
-    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, String> {
+    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, RuleError> {
         Ok(if call.effect == self.effect {
             Verdict::new(self.behavior, &self.name, &self.reason)
         } else {
@@ -38,7 +39,7 @@ impl PermissionRule for EffectRule {
     }
 }
 
-type RuleBody = dyn Fn(&PreparedCall) -> Result<Verdict, String> + Send + Sync;
+type RuleBody = dyn Fn(&PreparedCall) -> Result<Verdict, RuleError> + Send + Sync;
 
 /// A rule from a closure, for rules added at build time.
 pub struct RuleFn {
@@ -55,7 +56,7 @@ impl std::fmt::Debug for RuleFn {
 impl RuleFn {
     pub fn new(
         name: impl Into<String>,
-        body: impl Fn(&PreparedCall) -> Result<Verdict, String> + Send + Sync + 'static,
+        body: impl Fn(&PreparedCall) -> Result<Verdict, RuleError> + Send + Sync + 'static,
     ) -> Self {
         Self {
             name: name.into(),
@@ -69,7 +70,7 @@ impl PermissionRule for RuleFn {
         &self.name
     }
 
-    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, String> {
+    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, RuleError> {
         (self.body)(call)
     }
 }

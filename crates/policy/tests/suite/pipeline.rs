@@ -1,10 +1,10 @@
 use std::sync::Arc;
 
-use agent_core::permissions::{
-    Behavior, MemoryAudit, PermissionPipeline, PermissionRule, RuleFn, StaticApproval, Verdict,
-    merge,
+use agent_core::{CallSummary, GateDecision, PermissionGate, PreparedCall, ToolEffect};
+use agent_policy::{
+    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, Behavior, MemoryAudit,
+    PermissionPipeline, PermissionRule, RuleError, RuleFn, StaticApproval, Verdict, merge,
 };
-use agent_core::{GateDecision, PermissionGate, PreparedCall, ToolEffect};
 use serde_json::json;
 
 fn v(behavior: Behavior, source: &str) -> Verdict {
@@ -42,6 +42,7 @@ fn call() -> PreparedCall {
         name: "bash".into(),
         arguments: json!({"command": "ls"}),
         effect: ToolEffect::Execute,
+        summary: CallSummary::text("ls"),
     }
 }
 
@@ -57,9 +58,9 @@ async fn a_failing_rule_denies() {
     let pipeline = PermissionPipeline::new(audit.clone())
         .rule(rule(Behavior::Allow))
         .rule(Arc::new(RuleFn::new("broken", |_| {
-            Err("cannot parse".into())
+            Err(RuleError::custom("cannot parse"))
         })))
-        .approval(Arc::new(StaticApproval(true)));
+        .approval(Arc::new(StaticApproval::ApproveAll));
     assert_eq!(
         pipeline.check(&call(), &[]).await,
         GateDecision::Deny {
@@ -72,12 +73,9 @@ async fn a_failing_rule_denies() {
 struct FailingApproval;
 
 #[async_trait::async_trait]
-impl agent_core::permissions::ApprovalProvider for FailingApproval {
-    async fn approve(
-        &self,
-        _request: &agent_core::permissions::ApprovalRequest,
-    ) -> Result<bool, String> {
-        Err("terminal closed".into())
+impl ApprovalProvider for FailingApproval {
+    async fn approve(&self, _request: &ApprovalRequest) -> Result<Approval, ApprovalError> {
+        Err(ApprovalError::failed("terminal closed"))
     }
 }
 
@@ -101,7 +99,7 @@ async fn ask_fails_closed() {
     );
     let declined = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
         .rule(rule(Behavior::Ask))
-        .approval(Arc::new(StaticApproval(false)));
+        .approval(Arc::new(StaticApproval::DenyAll));
     assert_eq!(
         declined.check(&call(), &[]).await,
         GateDecision::Deny {
@@ -110,7 +108,7 @@ async fn ask_fails_closed() {
     );
     let approved = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
         .rule(rule(Behavior::Ask))
-        .approval(Arc::new(StaticApproval(true)));
+        .approval(Arc::new(StaticApproval::ApproveAll));
     assert_eq!(approved.check(&call(), &[]).await, GateDecision::Allow);
 }
 

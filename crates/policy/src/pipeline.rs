@@ -1,71 +1,38 @@
-//! Chapter 3: the permission pipeline.
-//!
-//! Every prepared call is shown to a list of rules. Each rule answers allow, deny, ask or
-//! passthrough ("no opinion"); PreToolUse hooks (chapter 4) add their recommendation to the
-//! same list. The answers merge as **deny > ask > allow**, and only when every participant
-//! passes does the call run unasked. `ask` goes to an approval provider that fails closed.
-//! Every final decision is written to an audit sink.
-
-mod approval;
-mod destructive;
-mod display;
-mod rules;
-mod secrets;
+//! Rules, the merge, and the pipeline that plugs into the runner's permission gate.
 
 use std::sync::Arc;
 
+use agent_core::{Behavior, GateDecision, PermissionGate, PreparedCall, Verdict};
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 
-use crate::seams::{GateDecision, PermissionGate};
-use crate::tool::PreparedCall;
+use crate::approval::{self, Approval, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink};
 
-pub use approval::{
-    ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, MemoryAudit, NoAudit, StaticApproval,
-};
-pub use destructive::{DestructiveCommands, destructive_reason};
-pub use display::{escape_controls, wrap_escaped};
-pub use rules::{EffectRule, RuleFn};
-pub use secrets::{SECRET_FILE_NAMES, SecretReads};
-
-/// What a participant says about one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Behavior {
-    Allow,
-    Deny,
-    Ask,
-    /// No opinion: the call is left to the others.
-    Passthrough,
+/// Why a rule could not decide. The pipeline turns it into a deny: a rule that cannot decide
+/// must not let a call through.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// A path the call names cannot be resolved (the boundary rule).
+    #[error(transparent)]
+    Path(#[from] agent_workspace::PathError),
+    /// The rule's own patterns do not build (a bug, reported on every call it sees).
+    #[error(transparent)]
+    Patterns(#[from] globset::Error),
+    /// A rule added at build time ([`crate::RuleFn`]) failed.
+    #[error(transparent)]
+    Custom(Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// One participant's answer, with where it came from and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Verdict {
-    pub behavior: Behavior,
-    pub source: String,
-    pub reason: String,
-}
-
-impl Verdict {
-    pub fn new(behavior: Behavior, source: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            behavior,
-            source: source.into(),
-            reason: reason.into(),
-        }
-    }
-
-    pub fn passthrough(source: impl Into<String>) -> Self {
-        Self::new(Behavior::Passthrough, source, "")
+impl RuleError {
+    /// A [`RuleError::Custom`] from any error or message.
+    pub fn custom(err: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Custom(err.into())
     }
 }
 
-/// A permission rule. An `Err` is treated as deny: a rule that cannot decide must not let a
-/// call through.
+/// A permission rule. An `Err` is treated as deny.
 pub trait PermissionRule: Send + Sync {
     fn name(&self) -> &str;
-    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, String>;
+    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, RuleError>;
 }
 
 /// Merges verdicts: deny > ask > allow; only passthrough means allow. The winning verdict is
@@ -77,6 +44,25 @@ pub fn merge(verdicts: &[Verdict]) -> Verdict {
         }
     }
     Verdict::new(Behavior::Allow, "default", "no rule objected")
+}
+
+/// The final word on one call, after approval: what runs and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Decision {
+    Allow { reason: String },
+    Deny { reason: String },
+}
+
+impl Decision {
+    fn is_allowed(&self) -> bool {
+        matches!(self, Self::Allow { .. })
+    }
+
+    fn reason(&self) -> &str {
+        match self {
+            Self::Allow { reason } | Self::Deny { reason } => reason,
+        }
+    }
 }
 
 /// The chapter-3 [`PermissionGate`].
@@ -143,29 +129,36 @@ impl PermissionPipeline {
         verdicts
     }
 
-    async fn decide(&self, call: &PreparedCall, merged: &Verdict) -> (bool, String) {
+    async fn decide(&self, call: &PreparedCall, merged: &Verdict) -> Decision {
+        let reason = &merged.reason;
         match merged.behavior {
-            Behavior::Allow | Behavior::Passthrough => (true, merged.reason.clone()),
-            Behavior::Deny => (false, merged.reason.clone()),
+            Behavior::Allow | Behavior::Passthrough => Decision::Allow {
+                reason: reason.clone(),
+            },
+            Behavior::Deny => Decision::Deny {
+                reason: reason.clone(),
+            },
             Behavior::Ask => {
                 let Some(provider) = &self.approval else {
-                    return (
-                        false,
-                        format!("{}; no approval provider, so denied", merged.reason),
-                    );
+                    return Decision::Deny {
+                        reason: format!("{reason}; no approval provider, so denied"),
+                    };
                 };
                 let request = ApprovalRequest {
                     tool: call.name.clone(),
                     summary: approval::summarize(call),
-                    reason: merged.reason.clone(),
+                    reason: reason.clone(),
                 };
                 match provider.approve(&request).await {
-                    Ok(true) => (true, format!("{}; approved", merged.reason)),
-                    Ok(false) => (false, format!("{}; the user declined", merged.reason)),
-                    Err(err) => (
-                        false,
-                        format!("{}; approval failed ({err}), so denied", merged.reason),
-                    ),
+                    Ok(Approval::Approved) => Decision::Allow {
+                        reason: format!("{reason}; approved"),
+                    },
+                    Ok(Approval::Declined) => Decision::Deny {
+                        reason: format!("{reason}; the user declined"),
+                    },
+                    Err(err) => Decision::Deny {
+                        reason: format!("{reason}; approval failed ({err}), so denied"),
+                    },
                 }
             }
         }
@@ -177,22 +170,21 @@ impl PermissionGate for PermissionPipeline {
     async fn check(&self, call: &PreparedCall, hints: &[Verdict]) -> GateDecision {
         let verdicts = self.verdicts(call, hints);
         let merged = merge(&verdicts);
-        let (allowed, reason) = self.decide(call, &merged).await;
+        let decision = self.decide(call, &merged).await;
         self.audit.record(&AuditEntry {
             call_id: call.call_id.clone(),
             tool: call.name.clone(),
             arguments: call.arguments.clone(),
             merged: merged.behavior,
             source: merged.source.clone(),
-            allowed,
-            reason: reason.clone(),
+            allowed: decision.is_allowed(),
+            reason: decision.reason().to_string(),
         });
-        if allowed {
-            GateDecision::Allow
-        } else {
-            GateDecision::Deny {
-                reason: format!("{} (by {})", reason, merged.source),
-            }
+        match decision {
+            Decision::Allow { .. } => GateDecision::Allow,
+            Decision::Deny { reason } => GateDecision::Deny {
+                reason: format!("{reason} (by {})", merged.source),
+            },
         }
     }
 }

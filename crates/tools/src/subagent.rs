@@ -8,17 +8,25 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::runner::{AgentRunner, RunError};
-use crate::tool::{PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, parse_arguments};
+use agent_core::tool::{parse_arguments, string_argument};
+use agent_core::{
+    AgentRunner, CallSummary, PreparedCall, RegistryError, RunError, ToolEffect, ToolFailure,
+    ToolHandler, ToolSpec,
+};
 
 /// The bound on a child's model requests.
 pub const SUBAGENT_MAX_TURNS: usize = 30;
 
+/// The failure code when the child cannot be built or fails.
+pub const SUBAGENT_EXECUTION_ERROR: &str = "subagent_execution_error";
+/// The failure code when the child runs out of requests.
+pub const SUBAGENT_TURN_LIMIT: &str = "subagent_turn_limit";
+
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
-        "task",
+        TaskTool::NAME,
         "Delegate a self-contained task to a subagent with a fresh context. It can use the same tools (except task) and returns only its final report.",
         ToolEffect::External,
         json!({
@@ -31,13 +39,21 @@ pub fn spec() -> ToolSpec {
     )
 }
 
+/// Why a child runner could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildBuildError {
+    /// The child's tools do not register (a bug in the composition root).
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Args {
     description: String,
 }
 
-type Factory = dyn Fn() -> Result<AgentRunner, String> + Send + Sync;
+type Factory = dyn Fn() -> Result<AgentRunner, ChildBuildError> + Send + Sync;
 
 /// `task`: builds a fresh child runner per call.
 pub struct TaskTool {
@@ -51,8 +67,12 @@ impl std::fmt::Debug for TaskTool {
 }
 
 impl TaskTool {
+    pub const NAME: &'static str = "task";
+
     /// `factory` must build a runner whose registry has no `task` tool.
-    pub fn new(factory: impl Fn() -> Result<AgentRunner, String> + Send + Sync + 'static) -> Self {
+    pub fn new(
+        factory: impl Fn() -> Result<AgentRunner, ChildBuildError> + Send + Sync + 'static,
+    ) -> Self {
         Self {
             factory: Arc::new(factory),
         }
@@ -65,13 +85,13 @@ impl ToolHandler for TaskTool {
         let args: Args = parse_arguments(call)?;
         let child = (self.factory)().map_err(|err| {
             ToolFailure::new(
-                "subagent_execution_error",
+                SUBAGENT_EXECUTION_ERROR,
                 format!("cannot build the subagent: {err}"),
             )
         })?;
-        if child.tools().spec("task").is_some() {
+        if child.tools().spec(Self::NAME).is_some() {
             return Err(ToolFailure::new(
-                "subagent_execution_error",
+                SUBAGENT_EXECUTION_ERROR,
                 "refusing to start a subagent that could start subagents",
             ));
         }
@@ -79,13 +99,16 @@ impl ToolHandler for TaskTool {
         match child.run_turn(&mut history, &args.description).await {
             Ok(outcome) => Ok(outcome.final_text),
             Err(RunError::TurnLimit { limit }) => Err(ToolFailure::new(
-                "subagent_turn_limit",
+                SUBAGENT_TURN_LIMIT,
                 format!("the subagent did not finish within {limit} requests"),
             )),
-            Err(err) => Err(ToolFailure::new(
-                "subagent_execution_error",
-                err.to_string(),
-            )),
+            Err(err) => Err(ToolFailure::new(SUBAGENT_EXECUTION_ERROR, err.to_string())),
         }
+    }
+
+    /// The task as given: it is what the child is asked to do. The child's own calls go
+    /// through the same gate, each described by its own tool.
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        CallSummary::text(string_argument(arguments, "description"))
     }
 }

@@ -6,33 +6,66 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::Behavior;
-use super::display::escape_controls;
-use crate::tool::PreparedCall;
+use agent_core::{Behavior, PreparedCall};
+
+use crate::display::escape_controls;
 
 /// What an approval provider is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalRequest {
     pub tool: String,
-    /// A one-line summary of the call: the command, the path, or the compact arguments.
+    /// The tool's one-line summary of the call (the command, the path, …), escaped.
     pub summary: String,
     pub reason: String,
 }
 
-/// Answers `ask`. `Ok(true)` approves; `Ok(false)` and `Err` both deny (fail closed).
+/// A person's (or a fixed policy's) answer to an `ask`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    Approved,
+    Declined,
+}
+
+/// Why no answer could be had. The pipeline treats it as a no (fail closed) and says why.
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalError {
+    /// There is nobody to ask: no terminal on stdin or stderr.
+    #[error("no terminal to ask on")]
+    NoTerminal,
+    /// Asking or reading the answer failed.
+    #[error(transparent)]
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ApprovalError {
+    /// An [`ApprovalError::Failed`] from any error or message.
+    pub fn failed(err: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Failed(err.into())
+    }
+}
+
+/// Answers `ask`. Only `Ok(Approval::Approved)` lets the call run.
 #[async_trait]
 pub trait ApprovalProvider: Send + Sync {
-    async fn approve(&self, request: &ApprovalRequest) -> Result<bool, String>;
+    async fn approve(&self, request: &ApprovalRequest) -> Result<Approval, ApprovalError>;
 }
 
 /// The same answer every time: `--approve all` / `--approve none`, and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StaticApproval(pub bool);
+pub enum StaticApproval {
+    /// Approve every `ask` (hard denies still hold: they never reach approval).
+    ApproveAll,
+    /// Decline every `ask`.
+    DenyAll,
+}
 
 #[async_trait]
 impl ApprovalProvider for StaticApproval {
-    async fn approve(&self, _request: &ApprovalRequest) -> Result<bool, String> {
-        Ok(self.0)
+    async fn approve(&self, _request: &ApprovalRequest) -> Result<Approval, ApprovalError> {
+        Ok(match self {
+            Self::ApproveAll => Approval::Approved,
+            Self::DenyAll => Approval::Declined,
+        })
     }
 }
 
@@ -86,31 +119,28 @@ impl AuditSink for NoAudit {
     fn record(&self, _entry: &AuditEntry) {}
 }
 
-/// `ls -la` for bash, the path for file tools, else the compact arguments: the whole text,
-/// never shortened, with control and invisible characters escaped (see [`escape_controls`]),
-/// so what the user approves is what runs.
+/// The tool's own summary of the call (the command for `bash`, the path for file tools, the
+/// compact arguments for a tool that says nothing better): the whole text, never shortened,
+/// with control and invisible characters escaped (see [`escape_controls`]), so what the user
+/// approves is what runs.
 pub fn summarize(call: &PreparedCall) -> String {
-    let text = ["command", "path", "pattern", "description"]
-        .iter()
-        .find_map(|key| call.arguments.get(*key).and_then(Value::as_str))
-        .map(str::to_string)
-        .unwrap_or_else(|| call.arguments.to_string());
-    escape_controls(&text)
+    escape_controls(&call.summary.text)
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use agent_core::{CallSummary, ToolEffect};
+    use serde_json::{Value, json};
 
     use super::*;
-    use crate::tool::ToolEffect;
 
-    fn prepared(name: &str, arguments: Value) -> PreparedCall {
+    fn prepared(name: &str, arguments: Value, summary: CallSummary) -> PreparedCall {
         PreparedCall {
             call_id: "c1".into(),
             name: name.into(),
             arguments,
             effect: ToolEffect::Execute,
+            summary,
         }
     }
 
@@ -118,20 +148,28 @@ mod tests {
     fn the_summary_is_the_whole_command_with_controls_escaped() {
         let long = format!("ls -la; : {}; touch pwned", "x".repeat(200));
         assert_eq!(
-            summarize(&prepared("bash", json!({ "command": long }))),
+            summarize(&prepared(
+                "bash",
+                json!({ "command": long }),
+                CallSummary::text(&long)
+            )),
             long
         );
+        let command = "echo  hi\n\u{1b}[2K\rtouch pwned";
         assert_eq!(
             summarize(&prepared(
                 "bash",
-                json!({"command": "echo  hi\n\u{1b}[2K\rtouch pwned"})
+                json!({ "command": command }),
+                CallSummary::text(command)
             )),
             r"echo  hi\n\e[2K\rtouch pwned"
         );
+        let path = "notes\u{202e}txt.exe";
         assert_eq!(
             summarize(&prepared(
                 "read_file",
-                json!({"path": "notes\u{202e}txt.exe"})
+                json!({ "path": path }),
+                CallSummary::path(path)
             )),
             r"notes\u{202e}txt.exe"
         );

@@ -4,10 +4,9 @@
 //! gets past any list. It exists so the obvious disasters are refused even with
 //! `--approve all`; real isolation is the sandbox production harnesses add.
 
-use serde_json::Value;
+use agent_core::{Behavior, PreparedCall, ToolEffect, Verdict};
 
-use super::{Behavior, PermissionRule, Verdict};
-use crate::tool::{PreparedCall, ToolEffect};
+use crate::pipeline::{PermissionRule, RuleError};
 
 const BLOCK_DEVICES: &[&str] = &[
     "/dev/sd",
@@ -77,7 +76,7 @@ fn is_rm_rf_root(args: &[&str]) -> bool {
     recursive && force && root
 }
 
-/// Denies execute-effect calls whose `command` is on the deny list.
+/// Denies execute-effect calls whose summary (for `bash`, the command) is on the deny list.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DestructiveCommands;
 
@@ -86,16 +85,12 @@ impl PermissionRule for DestructiveCommands {
         "destructive_commands"
     }
 
-    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, String> {
+    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, RuleError> {
         if call.effect != ToolEffect::Execute {
             return Ok(Verdict::passthrough(self.name()));
         }
-        let command = call
-            .arguments
-            .get("command")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        Ok(match destructive_reason(command) {
+        // What an execute tool runs is what it shows for approval (`bash`: the command).
+        Ok(match destructive_reason(&call.summary.text) {
             Some(reason) => Verdict::new(Behavior::Deny, self.name(), reason),
             None => Verdict::passthrough(self.name()),
         })

@@ -4,12 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_core::{Behavior, PreparedCall, ToolEffect, Verdict};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde_json::Value;
 
-use super::display::escape_controls;
-use super::{Behavior, PermissionRule, Verdict};
-use crate::tool::{PreparedCall, ToolEffect};
+use crate::display::escape_controls;
+use crate::pipeline::{PermissionRule, RuleError};
 
 /// File names (globs over the last path component, case-insensitive) treated as secrets:
 /// dotenv files, TLS/SSH private keys and keystores, and the credential files of common
@@ -33,14 +32,15 @@ pub const SECRET_FILE_NAMES: &[&str] = &[
     "credentials*",
 ];
 
-/// Asks before a read-effect call whose `path` names a secret-looking file, either as given
-/// or after following symlinks (a link `notes.txt -> .env` asks too).
+/// Asks before a read-effect call one of whose paths (as its tool lists them) names a
+/// secret-looking file, either as given or after following symlinks (a link
+/// `notes.txt -> .env` asks too).
 #[derive(Debug, Clone)]
 pub struct SecretReads {
     root: PathBuf,
     /// Built from [`SECRET_FILE_NAMES`]; an error here (a bad pattern, a bug) makes every
     /// read fail closed instead of silently asking about nothing.
-    names: Result<GlobSet, String>,
+    names: Result<GlobSet, globset::Error>,
 }
 
 impl SecretReads {
@@ -50,7 +50,7 @@ impl SecretReads {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
-            names: build(SECRET_FILE_NAMES).map_err(|err| err.to_string()),
+            names: build(SECRET_FILE_NAMES),
         }
     }
 
@@ -77,36 +77,35 @@ impl PermissionRule for SecretReads {
         Self::NAME
     }
 
-    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, String> {
-        if call.effect != ToolEffect::Read {
+    fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, RuleError> {
+        if call.effect != ToolEffect::Read || call.summary.paths.is_empty() {
             return Ok(Verdict::passthrough(Self::NAME));
         }
-        let Some(path) = call.arguments.get("path").and_then(Value::as_str) else {
-            return Ok(Verdict::passthrough(Self::NAME));
-        };
-        let names = self.names.as_ref().map_err(Clone::clone)?;
-        let given = Path::new(path);
-        // Only to learn the real name behind a symlink; nothing is opened here.
-        let resolved = std::fs::canonicalize(self.root.join(given)).ok();
-        let secret = Self::is_secret(names, given)
-            || resolved.is_some_and(|real| Self::is_secret(names, &real));
-        Ok(if secret {
-            Verdict::new(
+        let names = self.names.as_ref().map_err(|err| err.clone())?;
+        let secret = call.summary.paths.iter().find(|path| {
+            let given = Path::new(path.as_str());
+            // Only to learn the real name behind a symlink; nothing is opened here.
+            let resolved = std::fs::canonicalize(self.root.join(given)).ok();
+            Self::is_secret(names, given)
+                || resolved.is_some_and(|real| Self::is_secret(names, &real))
+        });
+        Ok(match secret {
+            Some(path) => Verdict::new(
                 Behavior::Ask,
                 Self::NAME,
                 format!(
                     "`{}` may hold secrets, so reading it needs approval",
                     escape_controls(path)
                 ),
-            )
-        } else {
-            Verdict::passthrough(Self::NAME)
+            ),
+            None => Verdict::passthrough(Self::NAME),
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use agent_core::CallSummary;
     use serde_json::json;
 
     use super::*;
@@ -117,6 +116,7 @@ mod tests {
             name: "read_file".into(),
             arguments: json!({ "path": path }),
             effect: ToolEffect::Read,
+            summary: CallSummary::path(path),
         }
     }
 

@@ -1,0 +1,38 @@
+//! The shared vocabulary of permission decisions. It lives at the bottom so that the gate seam
+//! (here) and the hooks that recommend a decision (chapter 4) can name it without depending on
+//! chapter 3's pipeline (`agent-policy`), which merges the verdicts.
+
+use serde::{Deserialize, Serialize};
+
+/// What a participant says about one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Behavior {
+    Allow,
+    Deny,
+    Ask,
+    /// No opinion: the call is left to the others.
+    Passthrough,
+}
+
+/// One participant's answer, with where it came from and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub behavior: Behavior,
+    pub source: String,
+    pub reason: String,
+}
+
+impl Verdict {
+    pub fn new(behavior: Behavior, source: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            behavior,
+            source: source.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn passthrough(source: impl Into<String>) -> Self {
+        Self::new(Behavior::Passthrough, source, "")
+    }
+}

@@ -1,0 +1,2 @@
+mod pipeline;
+mod rules;
