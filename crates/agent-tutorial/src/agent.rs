@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use agent_compaction::Compactor;
-use agent_core::hooks::HookRegistry;
 use agent_core::{
     AgentRunner, Message, ModelRequest, Profile, RunError, ToolRegistry, TurnOutcome,
 };
+use agent_hooks::HookRegistry;
 use agent_memory::MemorySession;
 use agent_prompting::DynamicPromptRenderer;
 use agent_skills::SkillCatalog;

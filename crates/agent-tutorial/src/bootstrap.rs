@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
-use agent_core::hooks::HookRegistry;
+use agent_hooks::HookRegistry;
 
 pub use crate::agent::Agent;
 use agent_core::permissions::{

@@ -12,7 +12,6 @@ pub mod files;
 pub mod glob;
 pub mod output;
 pub mod policy;
-pub mod shell_hook;
 pub mod todo;
 
 use std::sync::Arc;

@@ -1,5 +1,4 @@
 mod call_ids;
-mod hooks;
 mod permissions;
 mod registry;
 mod runner;
