@@ -102,8 +102,7 @@ impl PostToolVerdict {
 
 /// A PostToolUse hook ended the run. One value from the hook to the runner to
 /// [`TurnOutcome::stopped`](crate::TurnOutcome::stopped); its `Display` is the turn's final text.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("Run stopped by a hook after `{tool}`.")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookStop {
     /// The hook that asked.
     pub hook: String,
@@ -111,6 +110,12 @@ pub struct HookStop {
     pub tool: String,
     /// Why, in the hook's words.
     pub reason: String,
+}
+
+impl std::fmt::Display for HookStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Run stopped by a hook after `{}`.", self.tool)
+    }
 }
 
 /// A UserPromptSubmit hook refused the prompt; the prompt is not stored.
