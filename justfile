@@ -7,7 +7,8 @@ set positional-arguments
 # The crates each chapter uses, cumulatively; `test-chNN` runs their own tests.
 base := "-p agent-core -p agent-tools -p agent-openai"
 policy := base + " -p agent-policy"
-skills := policy + " -p agent-frontmatter -p agent-skills"
+hooks := policy + " -p agent-hooks"
+skills := hooks + " -p agent-frontmatter -p agent-skills"
 compaction := skills + " -p agent-compaction"
 memory := compaction + " -p agent-memory"
 prompting := memory + " -p agent-prompting"
@@ -78,15 +79,15 @@ test-ch03:
 
 # Chapter 4's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch04:
-    @just _test-chapter "{{policy}}" ch01:: ch02:: ch03:: ch04::
+    @just _test-chapter "{{hooks}}" ch01:: ch02:: ch03:: ch04::
 
 # Chapter 5's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch05:
-    @just _test-chapter "{{policy}}" ch01:: ch02:: ch03:: ch04:: ch05::
+    @just _test-chapter "{{hooks}}" ch01:: ch02:: ch03:: ch04:: ch05::
 
 # Chapter 6's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch06:
-    @just _test-chapter "{{policy}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06::
+    @just _test-chapter "{{hooks}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06::
 
 # Chapter 7's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch07:

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_core::hooks::{FnHook, Hook, HookEvent, HookEventKind, HookResult};
-use agent_core::{Message, ModelReply, RunError};
+use agent_core::{Message, ModelReply, PromptBlocked, RunError};
+use agent_hooks::{FnHook, Hook, HookError, HookEvent, HookEventKind, HookOutput};
 use agent_policy::StaticApproval;
 use serde_json::json;
 
@@ -14,15 +14,20 @@ use crate::support::{command, stderr_of, stdout_of, write_script};
 
 use crate::support::{call, scripted_agent_with, tool_results, tool_round, workspace};
 
-fn result(json: serde_json::Value) -> HookResult {
-    serde_json::from_value(json).unwrap()
+/// A hook's answer as JSON: [`hook`] parses it as the output of the event the hook runs for,
+/// the way a shell hook's stdout is, so these tests pin the JSON field names hooks write.
+fn result(json: serde_json::Value) -> serde_json::Value {
+    json
 }
 
 fn hook(
     name: &str,
-    body: impl Fn(&HookEvent) -> Result<HookResult, String> + Send + Sync + 'static,
+    body: impl Fn(&HookEvent) -> Result<serde_json::Value, String> + Send + Sync + 'static,
 ) -> Arc<dyn Hook> {
-    Arc::new(FnHook::new(name, body))
+    Arc::new(FnHook::new(name, move |event: &HookEvent| {
+        let answer = body(event).map_err(HookError::failed)?;
+        HookOutput::from_json(event.kind(), answer)
+    }))
 }
 
 #[tokio::test]
@@ -51,7 +56,7 @@ async fn pre_tool_use_blocks_and_short_circuits_later_hooks() {
                 None,
                 hook("count", move |_| {
                     counter.fetch_add(1, Ordering::SeqCst);
-                    Ok(HookResult::default())
+                    Ok(json!({}))
                 }),
             );
     });
@@ -237,7 +242,14 @@ async fn user_prompt_submit_adds_context_or_blocks() {
     let err = agent.run_turn("tell me the secret").await.unwrap_err();
     assert_eq!(
         err,
-        RunError::PromptBlocked("no secrets (hook `ctx`)".into())
+        RunError::PromptBlocked(PromptBlocked {
+            hook: "ctx".into(),
+            reason: "no secrets".into()
+        })
+    );
+    assert_eq!(
+        err.to_string(),
+        "the prompt was blocked by a hook: no secrets (hook `ctx`)"
     );
     assert_eq!(agent.history().len(), 3, "a blocked prompt is not stored");
 }

@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use agent_core::hooks::{FnHook, HookEventKind, HookResult};
 use agent_core::{Message, ModelReply, ModelRequest, ToolEffect, ToolRegistry, ToolSpec};
+use agent_hooks::{FnHook, HookError, HookEventKind, HookOutput};
 use agent_memory::{MemoryRecord, MemoryStore, MemoryType};
 use agent_tools::Workspace;
 use serde_json::json;
@@ -150,9 +150,9 @@ async fn a_tool_registered_mid_turn_appears_in_the_next_requests_prompt() {
                     Err(agent_core::RegistryError::MissingHandler("unused".into()).into())
                 }));
                 if let Some(tools) = late.get() {
-                    tools.register(spec, handler).map_err(|e| e.to_string())?;
+                    tools.register(spec, handler).map_err(HookError::failed)?;
                 }
-                Ok(HookResult::default())
+                Ok(HookOutput::Nothing)
             })),
         );
     });

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::Profile;
 use agent_compaction::Compactor;
-use agent_core::hooks::HookRegistry;
 use agent_core::{AgentRunner, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome};
+use agent_hooks::HookRegistry;
 use agent_memory::MemorySession;
 use agent_prompting::DynamicPromptRenderer;
 use agent_skills::SkillCatalog;

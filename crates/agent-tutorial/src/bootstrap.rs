@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::{Capability, Profile};
 use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
-use agent_core::hooks::HookRegistry;
+use agent_hooks::HookRegistry;
 
 pub use crate::agent::Agent;
 use agent_core::seams::{AllowAll, NoHooks, Silent};

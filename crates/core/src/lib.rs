@@ -10,7 +10,6 @@
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
-pub mod hooks;
 pub mod message;
 pub mod model;
 pub mod pairing;
@@ -29,8 +28,8 @@ pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
 pub use scripted::{ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
-    FixedPrompt, GateDecision, HistoryProcessor, PermissionGate, PromptError, RunObserver,
-    SystemPromptProvider, TurnHooks,
+    FixedPrompt, GateDecision, HistoryProcessor, HookStop, PermissionGate, PromptBlocked,
+    PromptError, RunObserver, SystemPromptProvider, TurnHooks,
 };
 pub use tool::{CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes};
 pub use verdict::{Behavior, Verdict};

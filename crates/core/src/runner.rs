@@ -15,9 +15,9 @@ use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
 use crate::pairing::{PairingError, assign_unique_ids, validate_pairing};
 use crate::registry::ToolRegistry;
 use crate::seams::{
-    AllowAll, GateDecision, HistoryProcessor, NoHooks, PermissionGate, PostToolVerdict,
-    PreToolVerdict, PromptError, ResultShaper, RunObserver, Silent, SystemPromptProvider,
-    TurnHooks,
+    AllowAll, GateDecision, HistoryProcessor, HookStop, NoHooks, PermissionGate, PostToolVerdict,
+    PreToolVerdict, PromptBlocked, PromptError, ResultShaper, RunObserver, Silent,
+    SystemPromptProvider, TurnHooks,
 };
 use crate::tool::{ToolFailure, codes};
 
@@ -62,7 +62,7 @@ pub enum RunError {
     #[error("refusing to send a request that breaks tool-call pairing (a harness bug): {0}")]
     Pairing(PairingError),
     #[error("the prompt was blocked by a hook: {0}")]
-    PromptBlocked(String),
+    PromptBlocked(PromptBlocked),
 }
 
 /// How a turn ended.
@@ -73,6 +73,8 @@ pub struct TurnOutcome {
     pub requests: usize,
     /// Tool calls executed (or answered with an error) during the turn.
     pub tool_calls: usize,
+    /// Set when a PostToolUse hook ended the turn; `final_text` is then its `Display`.
+    pub stopped: Option<HookStop>,
 }
 
 /// The loop, with its seams filled in by the composition root.
@@ -298,16 +300,18 @@ impl AgentRunner {
                     final_text: text,
                     requests,
                     tool_calls,
+                    stopped: None,
                 });
             }
 
-            let stop = self.run_tool_batch(history, &reply.tool_calls).await;
+            let stopped = self.run_tool_batch(history, &reply.tool_calls).await;
             tool_calls += reply.tool_calls.len();
-            if let Some(text) = stop {
+            if let Some(stop) = stopped {
                 return Ok(TurnOutcome {
-                    final_text: text,
+                    final_text: stop.to_string(),
                     requests,
                     tool_calls,
+                    stopped: Some(stop),
                 });
             }
         }
@@ -342,28 +346,26 @@ impl AgentRunner {
         }
     }
 
-    /// Answers every call of one reply, in order. Returns `Some(text)` when a hook stopped the
-    /// run; later calls of the batch are still answered so the history stays paired.
+    /// Answers every call of one reply, in order. Returns the stop when a hook ended the run;
+    /// later calls of the batch are still answered so the history stays paired.
     async fn run_tool_batch(
         &self,
         history: &mut Vec<Message>,
         calls: &[ToolCall],
-    ) -> Option<String> {
-        let mut stopped: Option<String> = None;
+    ) -> Option<HookStop> {
+        let mut stopped: Option<HookStop> = None;
         let mut batch: Vec<(ToolCall, String)> = Vec::with_capacity(calls.len());
         for call in calls {
             self.observer.on_tool_call(call);
             let result = if stopped.is_some() {
                 Err(ToolFailure::new(
-                    "hook_stopped_continuation",
+                    codes::HOOK_STOPPED_CONTINUATION,
                     "a hook stopped the run before this call ran",
                 ))
             } else {
-                let (result, stop) = self.run_one(call).await;
-                if stop {
-                    stopped = Some(format!("Run stopped by a hook after `{}`.", call.name));
-                }
-                result
+                let PostToolVerdict { output, stop } = self.run_one(call).await;
+                stopped = stop;
+                output
             };
             self.observer.on_tool_result(call, &result);
             let content = match result {
@@ -383,10 +385,13 @@ impl AgentRunner {
         stopped
     }
 
-    async fn run_one(&self, call: &ToolCall) -> (Result<String, ToolFailure>, bool) {
+    /// Runs one call through the hooks, the gate and its handler. Failures before the handler
+    /// never stop the run: only a PostToolUse hook can.
+    async fn run_one(&self, call: &ToolCall) -> PostToolVerdict {
+        let failed = |failure| PostToolVerdict::proceed(Err(failure));
         let prepared = match self.tools.prepare(call) {
             Ok(prepared) => prepared,
-            Err(failure) => return (Err(failure), false),
+            Err(failure) => return failed(failure),
         };
         let (prepared, hints) = match self.hooks.pre_tool_use(prepared).await {
             PreToolVerdict::Continue {
@@ -399,14 +404,14 @@ impl AgentRunner {
                         codes::INVALID_ARGUMENTS,
                         "a PreToolUse hook changed the call id or tool name",
                     );
-                    return (Err(failure), false);
+                    return failed(failure);
                 }
                 match self.tools.revalidate(&rewritten) {
                     Ok(valid) => (valid, hints),
-                    Err(failure) => return (Err(failure), false),
+                    Err(failure) => return failed(failure),
                 }
             }
-            PreToolVerdict::Block(failure) => return (Err(failure), false),
+            PreToolVerdict::Block(failure) => return failed(failure),
         };
         let output = match self.gate.check(&prepared, &hints).await {
             GateDecision::Allow => self.tools.execute(&prepared).await,
@@ -414,9 +419,6 @@ impl AgentRunner {
                 Err(ToolFailure::new(codes::PERMISSION_DENIED, reason))
             }
         };
-        match self.hooks.post_tool_use(&prepared, output).await {
-            PostToolVerdict::Continue(output) => (output, false),
-            PostToolVerdict::Stop(output) => (output, true),
-        }
+        self.hooks.post_tool_use(&prepared, output).await
     }
 }

@@ -84,12 +84,46 @@ pub enum PreToolVerdict {
     Block(ToolFailure),
 }
 
-/// What a PostToolUse hook decided.
+/// What the PostToolUse hooks made of a call's result: the output to store, and whether one of
+/// them ended the run.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PostToolVerdict {
-    Continue(Result<String, ToolFailure>),
-    /// Keep this output, then stop the run after the current batch.
-    Stop(Result<String, ToolFailure>),
+pub struct PostToolVerdict {
+    pub output: Result<String, ToolFailure>,
+    /// Keep `output`, then end the run after the current batch.
+    pub stop: Option<HookStop>,
+}
+
+impl PostToolVerdict {
+    /// The output unchanged, the run going on.
+    pub fn proceed(output: Result<String, ToolFailure>) -> Self {
+        Self { output, stop: None }
+    }
+}
+
+/// A PostToolUse hook ended the run. One value from the hook to the runner to
+/// [`TurnOutcome::stopped`](crate::TurnOutcome::stopped); its `Display` is the turn's final text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookStop {
+    /// The hook that asked.
+    pub hook: String,
+    /// The tool whose call it had just seen.
+    pub tool: String,
+    /// Why, in the hook's words.
+    pub reason: String,
+}
+
+impl std::fmt::Display for HookStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Run stopped by a hook after `{}`.", self.tool)
+    }
+}
+
+/// A UserPromptSubmit hook refused the prompt; the prompt is not stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason} (hook `{hook}`)")]
+pub struct PromptBlocked {
+    pub hook: String,
+    pub reason: String,
 }
 
 /// Lifecycle hooks (chapter 4). Defaults do nothing.
@@ -97,7 +131,7 @@ pub enum PostToolVerdict {
 pub trait TurnHooks: Send + Sync {
     /// May block the prompt (Err) or add context to the turn (returned messages are appended
     /// after the user message).
-    async fn user_prompt_submit(&self, _prompt: &str) -> Result<Vec<Message>, String> {
+    async fn user_prompt_submit(&self, _prompt: &str) -> Result<Vec<Message>, PromptBlocked> {
         Ok(Vec::new())
     }
     async fn pre_tool_use(&self, call: PreparedCall) -> PreToolVerdict {
@@ -111,7 +145,7 @@ pub trait TurnHooks: Send + Sync {
         _call: &PreparedCall,
         output: Result<String, ToolFailure>,
     ) -> PostToolVerdict {
-        PostToolVerdict::Continue(output)
+        PostToolVerdict::proceed(output)
     }
     /// Returning a message forces one more turn with it (the runner honours this once a run).
     async fn stop(&self, _final_text: &str) -> Option<String> {

@@ -52,6 +52,12 @@ pub mod codes {
     pub const TOOL_EXECUTION_ERROR: &str = "tool_execution_error";
     pub const PATH_ESCAPE: &str = "path_escape";
     pub const PERMISSION_DENIED: &str = "permission_denied";
+    /// A PreToolUse hook failed, so its call does not run (hooks fail closed).
+    pub const HOOK_ERROR: &str = "hook_error";
+    /// A PreToolUse hook blocked the call.
+    pub const HOOK_BLOCKED: &str = "hook_blocked";
+    /// A PostToolUse hook stopped the run before this call of the batch ran.
+    pub const HOOK_STOPPED_CONTINUATION: &str = "hook_stopped_continuation";
 }
 
 /// A failure that goes back to the model as the tool result `Error [<code>]: <message>`; the

@@ -12,7 +12,6 @@ pub mod bash;
 pub mod files;
 pub mod glob;
 pub mod output;
-pub mod shell_hook;
 pub mod subagent;
 pub mod todo;
 

@@ -8,14 +8,17 @@
 //!   [`Workspace::append`], …) opens relative to a `cap-std` directory handle of the root with
 //!   `O_NOFOLLOW`, so even a symlink swapped in after the check cannot lead out; reads refuse what
 //!   is not a regular file and never hold more than the caller allows.
-//! - [`process::shell`] starts `bash -c` without the model server's credentials, and its
-//!   [`process::ProcessTree`] ends every process the command started.
+//! - [`process::shell`] starts `bash -c` without the model server's credentials, its
+//!   [`process::ProcessTree`] ends every process the command started, and
+//!   [`process::supervise`] waits for it under one deadline with bounded output ([`Capture`]).
 
 mod boundary;
+mod capture;
 mod error;
 mod fs;
 pub mod process;
 
 pub use boundary::{Inside, Workspace};
+pub use capture::Capture;
 pub use error::{FileKind, Op, PathError};
 pub use fs::{Entry, Existing, RegularFile, TEMP_PREFIX};

@@ -1,4 +1,6 @@
-//! Processes the harness starts for the model (`bash`) and for the user's shell hooks.
+//! Processes the harness starts for the model (`bash`) and for the user's shell hooks: how they
+//! are started ([`shell`]), supervised under one deadline ([`supervise`]) and ended
+//! ([`ProcessTree`]).
 //!
 //! Two promises: a command never sees the model server's credentials, and when its call ends,
 //! every process it started is gone — also the ones that left its process group with `setsid`
@@ -13,10 +15,14 @@
 //! blanket `waitpid(-1)` steals the exit status tokio waits for.)
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use crate::boundary::Workspace;
+use crate::capture::Capture;
 
 /// The environment variable that marks every process one call started.
 pub const CALL_MARKER: &str = "AGENT_TUTORIAL_CALL";
@@ -122,6 +128,87 @@ impl Drop for ProcessTree {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Reads a pipe to the end into a shared bounded capture, so the child never blocks on a full
+/// pipe and whatever arrived is still there if the reader has to be abandoned.
+async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>, capture: Arc<Mutex<Capture>>) {
+    let Some(mut pipe) = pipe else {
+        return;
+    };
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = pipe.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        capture
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(&buf[..n]);
+    }
+}
+
+/// How long the pipes may stay open after every process of the call was killed. Only a
+/// process that escaped the sweep (see `agent_workspace::process`) could hold them longer.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// What a supervised command left: its exit status (`None`: the deadline passed and it was
+/// killed) and its bounded stdout and stderr.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: Option<std::process::ExitStatus>,
+    pub stdout: Capture,
+    pub stderr: Capture,
+}
+
+/// Waits for a spawned command under one deadline that covers its output too, feeding it
+/// `input` on stdin if given. When it returns, every process the command started is dead.
+pub async fn supervise(
+    mut child: tokio::process::Child,
+    tree: ProcessTree,
+    input: Option<Vec<u8>>,
+    timeout: Duration,
+    cap: usize,
+) -> std::io::Result<Finished> {
+    let out = Arc::new(Mutex::new(Capture::new(cap)));
+    let err = Arc::new(Mutex::new(Capture::new(cap)));
+    let mut readers = tokio::task::JoinSet::new();
+    readers.spawn(drain(child.stdout.take(), out.clone()));
+    readers.spawn(drain(child.stderr.take(), err.clone()));
+    if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+        // A command that does not read its input is fine: a broken pipe is ignored, and a full
+        // pipe cannot block the call because this runs beside the deadline, not before it.
+        readers.spawn(async move {
+            let _ = stdin.write_all(&input).await;
+        });
+    }
+    let status = tokio::time::timeout(timeout, child.wait()).await;
+    // The leader has exited or the deadline passed: everything it started goes with it (a
+    // `setsid sleep 200 &` would otherwise hold the pipes, and the call, for 200 s).
+    tree.kill();
+    if status.is_err() {
+        let _ = child.wait().await;
+    }
+    // With every process gone the pipes close at once; only a process that escaped the sweep
+    // could hold them, and it gets no more than a grace period.
+    let reading = async { while readers.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(PIPE_GRACE, reading).await;
+    readers.abort_all();
+    drop(tree);
+    let take = |c: Arc<Mutex<Capture>>| {
+        std::mem::replace(
+            &mut *c.lock().unwrap_or_else(PoisonError::into_inner),
+            Capture::new(0),
+        )
+    };
+    Ok(Finished {
+        status: match status {
+            Ok(status) => Some(status?),
+            Err(_) => None,
+        },
+        stdout: take(out),
+        stderr: take(err),
+    })
 }
 
 /// Pids of live (not zombie) processes whose environment holds `needle` as one entry.

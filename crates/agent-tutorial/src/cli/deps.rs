@@ -5,13 +5,12 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agent_core::hooks::{HookEventKind, HookRegistry};
+use agent_hooks::{HookEventKind, HookRegistry, ShellHook};
 use agent_policy::{
     Approval, ApprovalError, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink,
     StaticApproval, escape_controls, wrap_escaped,
 };
 use agent_tools::Workspace;
-use agent_tools::shell_hook::ShellHook;
 use async_trait::async_trait;
 use serde::Deserialize;
 

@@ -1,5 +1,4 @@
 mod call_ids;
-mod hooks;
 mod registry;
 mod runner;
 mod scripted;

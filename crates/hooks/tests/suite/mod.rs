@@ -1,0 +1,3 @@
+mod output;
+mod registry;
+mod shell;
