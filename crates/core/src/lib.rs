@@ -7,12 +7,15 @@
 //! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in.
 //! - [`profile`]: the chapter table.
 //! - [`scripted`]: a replaying model for offline runs and tests.
+//! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
+//! - [`names`]: the name rules of tools, skills and memory records, side by side.
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
 pub mod hooks;
 pub mod message;
 pub mod model;
+pub mod names;
 pub mod pairing;
 pub mod permissions;
 pub mod profile;
@@ -21,6 +24,7 @@ pub mod runner;
 pub mod schema;
 pub mod scripted;
 pub mod seams;
+pub mod side_call;
 pub mod subagent;
 pub mod tool;
 
