@@ -1,9 +1,11 @@
 mod call_ids;
 mod hooks;
 mod permissions;
+mod prompt_error;
 mod registry;
 mod runner;
 mod scripted;
+mod side_call;
 
 use std::sync::Arc;
 
