@@ -15,7 +15,7 @@ use agent_core::{
     AgentRunner, FixedPrompt, ModelClient, PermissionGate, RegistryError, RunObserver,
     SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
-use agent_memory::{MemoryInjector, MemorySession, MemoryStore};
+use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
 use agent_policy::{
     ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
     PermissionPipeline, SecretReads, WorkspaceBoundary,
@@ -201,7 +201,8 @@ fn dynamic_prompt(
     )
     .skills((!skills.is_empty()).then(|| skills.render()));
     if let Some(session) = memory {
-        provider = provider.memory(session.clone());
+        let session = session.clone();
+        provider = provider.memory(Arc::new(move || session.render_selected()));
     }
     Ok(provider)
 }
@@ -290,11 +291,15 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
 
     let memory = profile.has(Capability::Memory).then(|| {
         // Chapter 9 shows the selection as its own message; chapter 10's prompt renders it.
-        let emit = !profile.has(Capability::DynamicPrompt);
+        let delivery = if profile.has(Capability::DynamicPrompt) {
+            MemoryDelivery::InSystemPrompt
+        } else {
+            MemoryDelivery::OwnMessage
+        };
         Arc::new(MemorySession::new(
             MemoryStore::open(&workspace),
             deps.model.clone(),
-            emit,
+            delivery,
         ))
     });
     let (prompt, renderer): (Arc<dyn SystemPromptProvider>, _) =
@@ -335,7 +340,12 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
             .processor(compactor.clone())
             .overflow(Arc::new(OverflowSnip { keep_groups: 2 }));
     }
-    if let Some(session) = &memory {
+    // Only a session that delivers its own message needs the injector; in chapter 10 the
+    // prompt provider reads the selection instead.
+    if let Some(session) = memory
+        .as_ref()
+        .filter(|s| s.delivery() == MemoryDelivery::OwnMessage)
+    {
         runner = runner.processor(Arc::new(MemoryInjector(session.clone())));
     }
     Ok(Agent {
@@ -349,4 +359,39 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
         memory,
         renderer,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::ScriptedModel;
+
+    /// The processors `chapter`'s runner has, by name, in order. Read from the runner's
+    /// `Debug` output: the runner offers no other view of them.
+    fn processors(chapter: u8) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let deps = AgentDeps::new(
+            Arc::new(ScriptedModel::new([])),
+            Workspace::new(dir.path()).unwrap(),
+        );
+        let agent = build_agent(Profile::for_chapter(chapter).unwrap(), deps).unwrap();
+        let debug = format!("{:?}", agent.runner);
+        let list = debug
+            .split_once("processors: [")
+            .and_then(|(_, rest)| rest.split_once(']'))
+            .map(|(list, _)| list)
+            .unwrap();
+        list.split(", ")
+            .map(|n| n.trim_matches('"').to_string())
+            .collect()
+    }
+
+    #[test]
+    fn only_chapter_9_registers_the_memory_injector() {
+        assert_eq!(
+            processors(9),
+            vec!["todo_reminder", "compaction", "memory_injector"]
+        );
+        assert_eq!(processors(10), vec!["todo_reminder", "compaction"]);
+    }
 }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_core::seams::ProcessError;
-use agent_core::{HistoryProcessor, Message, ModelClient, ModelRequest};
+use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
+use agent_core::{HistoryProcessor, Message, ModelClient};
 use agent_workspace::{Existing, PathError, Workspace};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -113,45 +114,6 @@ impl std::fmt::Debug for Compactor {
     }
 }
 
-fn line(message: &Message) -> String {
-    let cut = |t: &str| -> String {
-        let mut s: String = t.chars().take(2_000).collect();
-        if s.len() < t.len() {
-            s.push_str(" […]");
-        }
-        s
-    };
-    match message {
-        Message::Assistant {
-            content,
-            tool_calls,
-        } => {
-            let mut parts: Vec<String> = content
-                .iter()
-                .map(|c| format!("assistant: {}", cut(c)))
-                .collect();
-            parts.extend(
-                tool_calls
-                    .iter()
-                    .map(|c| format!("assistant called {} {}", c.name, cut(&c.arguments))),
-            );
-            parts.join("\n")
-        }
-        Message::Tool {
-            tool_call_id,
-            content,
-        } => format!("tool result [{tool_call_id}]: {}", cut(content)),
-        other => format!("{}: {}", other.role(), cut(other.text())),
-    }
-}
-
-/// Pulls the JSON object out of a reply that may wrap it in a code fence or prose.
-fn parse_summary(reply: &str) -> Result<Summary, String> {
-    let start = reply.find('{').ok_or("the reply holds no JSON object")?;
-    let end = reply.rfind('}').ok_or("the reply holds no JSON object")?;
-    serde_json::from_str(&reply[start..=end]).map_err(|e| format!("the summary is not valid: {e}"))
-}
-
 impl Compactor {
     pub fn new(
         model: Arc<dyn ModelClient>,
@@ -196,7 +158,11 @@ impl Compactor {
 
     /// The summary of `middle`, reusing the cached one when the prefix is unchanged and
     /// extending it when the prefix only grew.
-    async fn summarize(&self, full: &[Message], middle: Vec<Message>) -> Result<Summary, String> {
+    async fn summarize(
+        &self,
+        full: &[Message],
+        middle: Vec<Message>,
+    ) -> Result<Summary, SummaryError> {
         let mut cache = self.cache.lock().await;
         let (previous, new_part) = match cache.as_ref() {
             Some(c) if c.prefix == middle => return Ok(c.summary.clone()),
@@ -205,31 +171,31 @@ impl Compactor {
             }
             _ => (None, &middle[..]),
         };
-        let transcript = self
-            .save_transcript(full)
-            .map_err(|e| format!("cannot save the transcript: {e}"))?;
+        let transcript = self.save_transcript(full)?;
         let mut input = String::new();
         if let Some(previous) = previous {
             input.push_str("Summary of the conversation so far:\n");
-            input.push_str(&serde_json::to_string_pretty(previous).map_err(|e| e.to_string())?);
+            input
+                .push_str(&serde_json::to_string_pretty(previous).map_err(SummaryError::Previous)?);
             input.push_str("\n\nWhat happened after that:\n");
         }
+        // Each message ends with a newline here (the memory transcript joins them instead).
         for message in new_part {
-            input.push_str(&line(message));
+            input.push_str(&side_call::render_message(
+                message,
+                TranscriptStyle::Detailed,
+            ));
             input.push('\n');
         }
-        let request = ModelRequest {
-            messages: vec![Message::system(SUMMARY_PROMPT.trim()), Message::user(input)],
-            tools: Vec::new(),
-        };
         self.summaries.fetch_add(1, Ordering::SeqCst);
         tracing::info!(%transcript, messages = new_part.len(), "summarizing older messages");
-        let reply = self
-            .model
-            .complete(&request)
-            .await
-            .map_err(|e| e.to_string())?;
-        let summary = parse_summary(reply.content.as_deref().unwrap_or(""))?;
+        let summary: Summary = side_call::ask_json(
+            self.model.as_ref(),
+            SUMMARY_PROMPT,
+            input,
+            JsonShape::Object,
+        )
+        .await?;
         *cache = Some(Cached {
             prefix: middle,
             summary: summary.clone(),
@@ -272,7 +238,7 @@ impl HistoryProcessor for Compactor {
             }
             Err(err) => {
                 // A failed summary must not break the answer: send the snipped request.
-                tracing::warn!("compaction summary failed: {err}");
+                tracing::warn!("compaction summary failed: {}", chain(&err));
                 Ok(flat)
             }
         }
@@ -299,12 +265,35 @@ impl HistoryProcessor for OverflowSnip {
     }
 }
 
+/// Why no summary was made (the request is then sent snipped, without one).
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    #[error("cannot save the transcript")]
+    Transcript(#[from] TranscriptError),
+    #[error("cannot serialize the previous summary")]
+    Previous(#[source] serde_json::Error),
+    #[error("the summary call failed")]
+    Call(#[from] SideCallError),
+}
+
+/// `err` and its causes, `: `-separated, for the log line (a log has no `{:#}` chain).
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 /// Why a transcript could not be saved.
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
     #[error(transparent)]
     Path(#[from] PathError),
-    #[error("cannot serialize the history: {0}")]
+    #[error("cannot serialize the history")]
     Json(#[from] serde_json::Error),
 }
 

@@ -12,4 +12,6 @@ pub mod compactor;
 pub mod groups;
 
 pub use artifacts::{ArtifactConfig, ArtifactStore};
-pub use compactor::{CompactionConfig, Compactor, OverflowSnip, Summary, micro, snip};
+pub use compactor::{
+    CompactionConfig, Compactor, OverflowSnip, Summary, SummaryError, TranscriptError, micro, snip,
+};

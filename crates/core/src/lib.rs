@@ -7,17 +7,21 @@
 //! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in.
 //! - [`verdict`]: the words permission decisions are made of (merged by `agent-policy`).
 //! - [`scripted`]: a replaying model for offline runs and tests.
+//! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
+//! - [`names`]: the name rules of tools, skills and memory records, side by side.
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
 pub mod message;
 pub mod model;
+pub mod names;
 pub mod pairing;
 pub mod registry;
 pub mod runner;
 pub mod schema;
 pub mod scripted;
 pub mod seams;
+pub mod side_call;
 pub mod tool;
 pub mod verdict;
 

@@ -10,6 +10,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde_json::Value;
 
 use crate::message::ToolCall;
+use crate::names::NameRule;
 use crate::schema;
 use crate::tool::{PreparedCall, ToolFailure, ToolHandler, ToolSpec, codes};
 
@@ -96,13 +97,7 @@ impl ToolRegistryBuilder {
 }
 
 fn check_entry(existing: &[Entry], spec: &ToolSpec) -> Result<(), RegistryError> {
-    let valid_name = !spec.name.is_empty()
-        && spec.name.len() <= 64
-        && spec
-            .name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if !valid_name {
+    if !NameRule::Tool.accepts(&spec.name) {
         return Err(RegistryError::InvalidName(spec.name.clone()));
     }
     if existing.iter().any(|e| e.spec.name == spec.name) {

@@ -53,8 +53,8 @@ pub enum RunError {
         "turn limit reached: the model still asked for tools after {limit} requests; raise --max-turns or narrow the task"
     )]
     TurnLimit { limit: usize },
-    #[error("the system prompt provider failed: {0}")]
-    Prompt(PromptError),
+    #[error("the system prompt provider failed")]
+    Prompt(#[source] PromptError),
     #[error("the system prompt provider returned an empty prompt; there is no fallback prompt")]
     EmptySystemPrompt,
     #[error("history processor `{name}` failed: {error}")]

@@ -1,6 +1,8 @@
 //! The points where later chapters plug into the loop. Each seam has a do-nothing default so
 //! chapter 1's runner is the plain loop and nothing more.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 use crate::message::{Message, ToolCall};
@@ -8,10 +10,62 @@ use crate::model::{ModelReply, ModelRequest};
 use crate::tool::{PreparedCall, ToolFailure};
 use crate::verdict::Verdict;
 
-/// Why the system prompt could not be produced.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PromptError(pub String);
+/// Why the system prompt could not be produced: what the provider was doing, and the error
+/// that stopped it as the `source`, so `{:#}` prints the whole chain.
+#[derive(Debug, Clone)]
+pub struct PromptError {
+    context: String,
+    /// Shared, not boxed, so that a run error carrying it can still be cloned.
+    source: Arc<dyn std::error::Error + Send + Sync>,
+}
+
+impl std::fmt::Display for PromptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.context)
+    }
+}
+
+/// Written by hand: the source is the error inside the `Arc` (so callers can downcast it to
+/// the provider's own type), not the `Arc` itself.
+impl std::error::Error for PromptError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.source.as_ref())
+    }
+}
+
+impl PromptError {
+    pub fn new(
+        context: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            context: context.into(),
+            source: Arc::new(source),
+        }
+    }
+
+    /// The text of this error and each cause, `: `-separated.
+    pub fn chain(&self) -> String {
+        let mut text = self.context.clone();
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self.source.as_ref());
+        while let Some(err) = cause {
+            text.push_str(": ");
+            text.push_str(&err.to_string());
+            cause = err.source();
+        }
+        text
+    }
+}
+
+/// Equal when they read the same, causes included: a source has no equality of its own, and
+/// tests compare run errors whole.
+impl PartialEq for PromptError {
+    fn eq(&self, other: &Self) -> bool {
+        self.chain() == other.chain()
+    }
+}
+
+impl Eq for PromptError {}
 
 /// Asked for the system prompt before EVERY model request. Zero arguments on purpose: whatever
 /// the prompt depends on is bound when the provider is built (chapter 10).

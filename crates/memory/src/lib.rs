@@ -3,9 +3,9 @@
 //! - [`store`]: `MemoryStore`, the `.memory/` folder — one Markdown file per record, the
 //!   `MEMORY.md` index as the single source of truth, atomic locked writes that lose nothing.
 //! - [`session`]: `MemorySession`, which selects records before a turn, hands them to the
-//!   request, and extracts and consolidates after it. `emit_context_messages` decides who
-//!   shows the selection to the model: the session itself as a system message (chapter 9), or
-//!   the dynamic system prompt (chapter 10).
+//!   request, and extracts and consolidates after it. [`MemoryDelivery`] says who shows the
+//!   selection to the model: the session itself as a system message (chapter 9), or the
+//!   dynamic system prompt (chapter 10). Its model calls go through `agent_core::side_call`.
 //! - [`keywords`]: the deterministic fallback selector (CJK-aware).
 
 mod archive;
@@ -18,8 +18,10 @@ pub mod store;
 
 pub use archive::ARCHIVE_DIR;
 pub use index::INDEX_FILE;
-pub use record::{MemoryRecord, MemoryType, last_wins, render_block};
-pub use session::{CONSOLIDATE_AT, MAX_SELECTED, MemoryInjector, MemorySession, TurnReport};
+pub use record::{MemoryRecord, MemoryType, RecordError, last_wins, render_block};
+pub use session::{
+    CONSOLIDATE_AT, MAX_SELECTED, MemoryDelivery, MemoryInjector, MemorySession, TurnReport,
+};
 pub use store::{
     Fault, Loaded, MAX_BYTES, MAX_LINES, MEMORY_DIR, MemoryError, MemoryStore, Skipped,
 };

@@ -1,6 +1,19 @@
 //! One memory record and its file format.
 
+use agent_core::names::{MAX_NAME_LEN, NameRule};
+use agent_frontmatter::FrontMatterError;
 use serde::{Deserialize, Serialize};
+
+/// Why a record cannot be stored or read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("name `{0}` must be a slug (a-z, 0-9, -, _; at most {MAX_NAME_LEN} characters)")]
+    Name(String),
+    #[error("record `{0}`: description must be one non-empty line")]
+    Description(String),
+    #[error(transparent)]
+    FrontMatter(#[from] FrontMatterError),
+}
 
 /// What a record is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -59,46 +72,32 @@ impl MemoryRecord {
     }
 
     /// Checks the fields the way the store will: a slug name, a one-line description.
-    pub fn validate(&self) -> Result<(), String> {
-        let slug = !self.name.is_empty()
-            && self.name.len() <= 64
-            && self
-                .name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if !slug {
-            return Err(format!(
-                "name `{}` must be a slug (a-z, 0-9, -, _; at most 64 characters)",
-                self.name
-            ));
+    pub fn validate(&self) -> Result<(), RecordError> {
+        if !NameRule::Memory.accepts(&self.name) {
+            return Err(RecordError::Name(self.name.clone()));
         }
         let description = self.description.trim();
         if description.is_empty() || description.contains('\n') {
-            return Err(format!(
-                "record `{}`: description must be one non-empty line",
-                self.name
-            ));
+            return Err(RecordError::Description(self.name.clone()));
         }
         Ok(())
     }
 
     /// The file text: front matter, a blank line, the body.
-    pub fn to_file_text(&self) -> Result<String, String> {
+    pub fn to_file_text(&self) -> Result<String, RecordError> {
         let header = Header {
             name: self.name.clone(),
             description: self.description.trim().to_string(),
             kind: self.kind,
         };
-        let mut text =
-            agent_frontmatter::render(&header, self.body.trim()).map_err(|e| e.to_string())?;
+        let mut text = agent_frontmatter::render(&header, self.body.trim())?;
         text.push('\n');
         Ok(text)
     }
 
     /// Parses a record file.
-    pub fn from_file_text(text: &str) -> Result<Self, String> {
-        let (header, body): (Header, &str) =
-            agent_frontmatter::parse(text).map_err(|e| e.to_string())?;
+    pub fn from_file_text(text: &str) -> Result<Self, RecordError> {
+        let (header, body): (Header, &str) = agent_frontmatter::parse(text)?;
         Ok(Self {
             name: header.name,
             kind: header.kind,

@@ -7,11 +7,12 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_core::{Message, ModelClient, ModelRequest};
+use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
+use agent_core::{Message, ModelClient};
 use serde::Deserialize;
 
 use crate::keywords;
-use crate::record::{MemoryRecord, last_wins, render_block};
+use crate::record::{MemoryRecord, RecordError, last_wins, render_block};
 use crate::store::{MemoryError, MemoryStore, Skipped};
 
 /// At most this many records are selected per turn.
@@ -41,17 +42,49 @@ pub struct TurnReport {
     pub error: Option<String>,
 }
 
+/// Who shows the selected memories to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryDelivery {
+    /// Chapter 9: [`MemoryInjector`] puts the block into each request as its own system
+    /// message.
+    OwnMessage,
+    /// Chapter 10: the dynamic system prompt renders the block; the session only selects.
+    InSystemPrompt,
+}
+
+/// Why one step of the session failed. Recorded as text in the turn report, never returned
+/// to the caller: a memory failure does not break the answer.
+#[derive(Debug, thiserror::Error)]
+enum SessionError {
+    #[error(transparent)]
+    SideCall(#[from] SideCallError),
+    #[error("the reply is not a JSON array of names ({0})")]
+    NotNames(serde_json::Error),
+    #[error("{count} names selected, at most {MAX_SELECTED} allowed")]
+    TooMany { count: usize },
+    #[error("`{0}` is not a saved memory")]
+    UnknownName(String),
+    #[error("`{0}` in source_names is not a saved memory")]
+    UnknownSource(String),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Store(#[from] MemoryError),
+    #[error(transparent)]
+    Serialize(serde_json::Error),
+}
+
 pub struct MemorySession {
     store: MemoryStore,
     model: Arc<dyn ModelClient>,
-    emit_context_messages: bool,
+    delivery: MemoryDelivery,
     state: Mutex<State>,
 }
 
 impl std::fmt::Debug for MemorySession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemorySession")
-            .field("emit_context_messages", &self.emit_context_messages)
+            .field("delivery", &self.delivery)
             .finish_non_exhaustive()
     }
 }
@@ -63,51 +96,12 @@ struct Consolidation {
     records: Vec<MemoryRecord>,
 }
 
-/// The JSON value in a model reply: the reply itself, or the part between the first opening
-/// and the last closing bracket (models like code fences).
-fn json_part(reply: &str, open: char, close: char) -> &str {
-    match (reply.find(open), reply.rfind(close)) {
-        (Some(start), Some(end)) if end > start => &reply[start..=end],
-        _ => reply.trim(),
-    }
-}
-
-fn transcript(messages: &[Message]) -> String {
-    messages
-        .iter()
-        .map(|m| match m {
-            Message::Assistant {
-                content,
-                tool_calls,
-            } => {
-                let mut line = format!("assistant: {}", content.as_deref().unwrap_or(""));
-                for call in tool_calls {
-                    line.push_str(&format!("\n  called {} {}", call.name, call.arguments));
-                }
-                line
-            }
-            Message::Tool { content, .. } => {
-                let cut: String = content.chars().take(500).collect();
-                format!("tool result: {cut}")
-            }
-            other => format!("{}: {}", other.role(), other.text()),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 impl MemorySession {
-    /// `emit_context_messages`: chapter 9 injects the selected block as its own system message
-    /// (true); chapter 10 renders it into the system prompt instead (false).
-    pub fn new(
-        store: MemoryStore,
-        model: Arc<dyn ModelClient>,
-        emit_context_messages: bool,
-    ) -> Self {
+    pub fn new(store: MemoryStore, model: Arc<dyn ModelClient>, delivery: MemoryDelivery) -> Self {
         Self {
             store,
             model,
-            emit_context_messages,
+            delivery,
             state: Mutex::new(State::default()),
         }
     }
@@ -116,8 +110,8 @@ impl MemorySession {
         &self.store
     }
 
-    pub fn emits_context_messages(&self) -> bool {
-        self.emit_context_messages
+    pub fn delivery(&self) -> MemoryDelivery {
+        self.delivery
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -217,37 +211,23 @@ impl MemorySession {
         self.state().selected = selected;
     }
 
-    /// One model call without tools: `system` instructions, `user` input, the reply's text.
-    async fn ask(&self, system: &str, user: String) -> Result<String, String> {
-        let request = ModelRequest {
-            messages: vec![Message::system(system.trim()), Message::user(user)],
-            tools: Vec::new(),
-        };
-        let reply = self
-            .model
-            .complete(&request)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(reply.content.unwrap_or_default())
-    }
-
     async fn ask_selector(
         &self,
         query: &str,
         records: &[MemoryRecord],
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, SessionError> {
         let list: Vec<String> = records
             .iter()
             .map(|r| format!("{}: {}", r.name, r.description))
             .collect();
-        let text = self
-            .ask(
-                SELECT_PROMPT,
-                format!("Message:\n{query}\n\nMemories:\n{}", list.join("\n")),
-            )
-            .await?;
-        let named: Vec<String> = serde_json::from_str(json_part(&text, '[', ']'))
-            .map_err(|e| format!("the reply is not a JSON array of names ({e})"))?;
+        let input = format!("Message:\n{query}\n\nMemories:\n{}", list.join("\n"));
+        let named: Vec<String> =
+            side_call::ask_json(self.model.as_ref(), SELECT_PROMPT, input, JsonShape::Array)
+                .await
+                .map_err(|err| match err {
+                    SideCallError::Reply(e) => SessionError::NotNames(e),
+                    other => SessionError::SideCall(other),
+                })?;
         // A name given twice is selected once, where it first appears.
         let mut names: Vec<String> = Vec::with_capacity(named.len());
         for name in named {
@@ -256,23 +236,20 @@ impl MemorySession {
             }
         }
         if names.len() > MAX_SELECTED {
-            return Err(format!(
-                "{} names selected, at most {MAX_SELECTED} allowed",
-                names.len()
-            ));
+            return Err(SessionError::TooMany { count: names.len() });
         }
         if let Some(unknown) = names
             .iter()
             .find(|n| !records.iter().any(|r| &r.name == *n))
         {
-            return Err(format!("`{unknown}` is not a saved memory"));
+            return Err(SessionError::UnknownName(unknown.clone()));
         }
         Ok(names)
     }
 
-    /// The block as a system message for this request only — when `emit_context_messages`.
+    /// The block as a system message for this request only — with [`MemoryDelivery::OwnMessage`].
     pub fn before_model(&self) -> Option<Message> {
-        if !self.emit_context_messages {
+        if self.delivery != MemoryDelivery::OwnMessage {
             return None;
         }
         self.render_selected().map(Message::system)
@@ -308,7 +285,7 @@ impl MemorySession {
         &self,
         turn: &[Message],
         existing: &[MemoryRecord],
-    ) -> Result<Vec<MemoryRecord>, String> {
+    ) -> Result<Vec<MemoryRecord>, SessionError> {
         let known: Vec<String> = existing
             .iter()
             .map(|r| format!("- {}: {}", r.name, r.description))
@@ -318,17 +295,13 @@ impl MemorySession {
         } else {
             known.join("\n")
         };
-        let text = self
-            .ask(
-                EXTRACT_PROMPT,
-                format!(
-                    "Existing memories:\n{known}\n\nConversation:\n{}",
-                    transcript(turn)
-                ),
-            )
-            .await?;
-        let records: Vec<MemoryRecord> = serde_json::from_str(json_part(&text, '[', ']'))
-            .map_err(|e| format!("the reply is not valid: {e}"))?;
+        let input = format!(
+            "Existing memories:\n{known}\n\nConversation:\n{}",
+            side_call::transcript(turn, TranscriptStyle::Brief)
+        );
+        let records: Vec<MemoryRecord> =
+            side_call::ask_json(self.model.as_ref(), EXTRACT_PROMPT, input, JsonShape::Array)
+                .await?;
         let records = last_wins(records);
         for record in &records {
             record.validate()?;
@@ -336,22 +309,26 @@ impl MemorySession {
         Ok(records)
     }
 
-    async fn consolidate_if_needed(&self) -> Result<(), String> {
-        let version = self.store.version().map_err(|e| e.to_string())?;
-        let records = self.load_usable().map_err(|e| e.to_string())?;
+    async fn consolidate_if_needed(&self) -> Result<(), SessionError> {
+        let version = self.store.version()?;
+        let records = self.load_usable()?;
         if records.len() < CONSOLIDATE_AT {
             return Ok(());
         }
-        let all = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
-        let text = self.ask(CONSOLIDATE_PROMPT, all).await?;
-        let plan: Consolidation = serde_json::from_str(json_part(&text, '{', '}'))
-            .map_err(|e| format!("the reply is not valid: {e}"))?;
+        let all = serde_json::to_string_pretty(&records).map_err(SessionError::Serialize)?;
+        let plan: Consolidation = side_call::ask_json(
+            self.model.as_ref(),
+            CONSOLIDATE_PROMPT,
+            all,
+            JsonShape::Object,
+        )
+        .await?;
         if let Some(unknown) = plan
             .source_names
             .iter()
             .find(|n| !records.iter().any(|r| &r.name == *n))
         {
-            return Err(format!("`{unknown}` in source_names is not a saved memory"));
+            return Err(SessionError::UnknownSource(unknown.clone()));
         }
         for record in &plan.records {
             record.validate()?;
@@ -359,8 +336,8 @@ impl MemorySession {
         // Replacements are committed before the sources go, in one commit, and only if the
         // set is still the one the model saw.
         self.store
-            .replace(&plan.source_names, plan.records, &version)
-            .map_err(|e| e.to_string())
+            .replace(&plan.source_names, plan.records, &version)?;
+        Ok(())
     }
 }
 

@@ -278,7 +278,7 @@ impl MemoryStore {
                 source,
             })?;
         check_bounds(&entry.file, &text)?;
-        let mut record = MemoryRecord::from_file_text(&text).map_err(invalid)?;
+        let mut record = MemoryRecord::from_file_text(&text).map_err(|e| invalid(e.to_string()))?;
         if record.name != entry.name {
             tracing::warn!(
                 "memory: {} names itself `{}` but the index lists it as `{}`; using `{}`",
@@ -289,7 +289,7 @@ impl MemoryStore {
             );
             record.name = entry.name.clone();
         }
-        record.validate().map_err(invalid)?;
+        record.validate().map_err(|e| invalid(e.to_string()))?;
         Ok(record)
     }
 
@@ -407,8 +407,8 @@ impl MemoryStore {
                 path: record.name.clone(),
                 reason,
             };
-            record.validate().map_err(invalid)?;
-            let text = record.to_file_text().map_err(invalid)?;
+            record.validate().map_err(|e| invalid(e.to_string()))?;
+            let text = record.to_file_text().map_err(|e| invalid(e.to_string()))?;
             check_bounds(&format!("record `{}`", record.name), &text)?;
             files.push((format!("{}-{}.md", record.name, unique_suffix()), text));
         }

@@ -14,5 +14,5 @@ pub mod provider;
 pub mod renderer;
 
 pub use context::{ContextError, PromptContext, stable_json};
-pub use provider::DynamicPromptProvider;
+pub use provider::{DynamicPromptProvider, MemoryBlock};
 pub use renderer::{DynamicPromptRenderer, PromptInputs, RenderError};

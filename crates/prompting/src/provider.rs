@@ -8,16 +8,32 @@
 //! | tool names | live registry, every render | in the next request |
 //! | workspace | bound at build | never (rebuild) |
 //! | skill catalog | build-time scan | after a rebuild |
-//! | selected memory | the memory session, every render | in the next request |
+//! | selected memory | the [`MemoryBlock`] source, every render | in the next request |
 
 use std::sync::Arc;
 
 use agent_core::{PromptError, SystemPromptProvider, ToolRegistry};
-use agent_memory::MemorySession;
 use async_trait::async_trait;
 
 use crate::context::PromptContext;
 use crate::renderer::{DynamicPromptRenderer, PromptInputs};
+
+/// Where the `## memory` section comes from: asked on every render. This crate does not know
+/// how memories are stored or selected; the composition root hands it a source (in this
+/// harness, a closure over the memory session).
+pub trait MemoryBlock: Send + Sync {
+    /// The `<relevant_memories>` block, or `None` when nothing is selected.
+    fn selected_block(&self) -> Option<String>;
+}
+
+impl<F> MemoryBlock for F
+where
+    F: Fn() -> Option<String> + Send + Sync,
+{
+    fn selected_block(&self) -> Option<String> {
+        self()
+    }
+}
 
 pub struct DynamicPromptProvider {
     renderer: Arc<DynamicPromptRenderer>,
@@ -26,7 +42,7 @@ pub struct DynamicPromptProvider {
     tools: Arc<ToolRegistry>,
     workspace: String,
     skills: Option<String>,
-    memory: Option<Arc<MemorySession>>,
+    memory: Option<Arc<dyn MemoryBlock>>,
 }
 
 impl std::fmt::Debug for DynamicPromptProvider {
@@ -64,9 +80,9 @@ impl DynamicPromptProvider {
         self
     }
 
-    /// The memory session whose selection the prompt renders.
-    pub fn memory(mut self, session: Arc<MemorySession>) -> Self {
-        self.memory = Some(session);
+    /// The source of the selected-memory block the prompt renders.
+    pub fn memory(mut self, source: Arc<dyn MemoryBlock>) -> Self {
+        self.memory = Some(source);
         self
     }
 
@@ -77,7 +93,7 @@ impl DynamicPromptProvider {
     /// Renders the prompt from the current state.
     pub fn render(&self) -> Result<String, PromptError> {
         let tools = self.tools.names();
-        let memory = self.memory.as_ref().and_then(|m| m.render_selected());
+        let memory = self.memory.as_ref().and_then(|m| m.selected_block());
         let inputs = PromptInputs {
             identity: &self.identity,
             context: &self.context,
@@ -88,7 +104,7 @@ impl DynamicPromptProvider {
         };
         self.renderer
             .render(&inputs)
-            .map_err(|e| PromptError(e.to_string()))
+            .map_err(|e| PromptError::new("cannot render the system prompt", e))
     }
 }
 

@@ -25,7 +25,8 @@ pub enum RenderError {
     EmptyIdentity,
     #[error("the workspace path is empty")]
     EmptyWorkspace,
-    #[error("invalid prompt context: {0}")]
+    /// The context error is the `source`, not repeated here, so a `{:#}` chain reads once.
+    #[error("invalid prompt context")]
     Context(#[from] ContextError),
 }
 

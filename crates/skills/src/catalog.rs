@@ -2,12 +2,13 @@
 
 use std::io::{BufReader, Read};
 
+use agent_core::names::NameRule;
 use agent_workspace::{FileKind, Inside, Workspace};
 use serde::Deserialize;
 
 pub const MAX_CATALOG_ENTRIES: usize = 100;
 pub const MAX_CATALOG_BYTES: usize = 8_000;
-pub const MAX_NAME_LEN: usize = 64;
+pub const MAX_NAME_LEN: usize = agent_core::names::MAX_NAME_LEN;
 /// The most of a SKILL.md that is read: front matter for the catalog, the body for
 /// `load_skill`. A repository's skill is untrusted input, so it is bounded like any read.
 pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
@@ -42,16 +43,6 @@ pub struct SkillCatalog {
     entries: Vec<SkillEntry>,
     /// One line per skipped skill: the file and the reason.
     warnings: Vec<String>,
-}
-
-fn is_slug(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME_LEN
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 impl SkillCatalog {
@@ -101,7 +92,7 @@ impl SkillCatalog {
         };
         let reader = BufReader::new(file.take(MAX_SKILL_BYTES));
         let header: Header = agent_frontmatter::read_header(reader).map_err(|e| e.to_string())?;
-        if !is_slug(&header.name) {
+        if !NameRule::Skill.accepts(&header.name) {
             return Err(format!(
                 "name `{}` must be a lowercase slug (a-z, 0-9, -) of at most {MAX_NAME_LEN} characters",
                 header.name

@@ -1,1 +1,2 @@
 mod shaping;
+mod summary;

@@ -1,7 +1,9 @@
 mod call_ids;
+mod prompt_error;
 mod registry;
 mod runner;
 mod scripted;
+mod side_call;
 
 use std::sync::Arc;
 

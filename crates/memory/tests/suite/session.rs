@@ -2,17 +2,17 @@ use std::sync::Arc;
 
 use agent_core::scripted::ScriptStep;
 use agent_core::{Message, ModelError, ModelReply, ScriptedModel};
-use agent_memory::{MemoryRecord, MemorySession, MemoryStore, MemoryType};
+use agent_memory::{MemoryDelivery, MemoryRecord, MemorySession, MemoryStore, MemoryType};
 use agent_workspace::Workspace;
 
 fn setup(
     steps: Vec<ScriptStep>,
-    emit: bool,
+    delivery: MemoryDelivery,
 ) -> (tempfile::TempDir, Arc<ScriptedModel>, MemorySession) {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(dir.path()).unwrap();
     let model = Arc::new(ScriptedModel::new(steps));
-    let session = MemorySession::new(MemoryStore::open(&ws), model.clone(), emit);
+    let session = MemorySession::new(MemoryStore::open(&ws), model.clone(), delivery);
     (dir, model, session)
 }
 
@@ -42,7 +42,10 @@ fn seed(session: &MemorySession) {
 
 #[tokio::test]
 async fn the_selector_picks_and_the_block_renders_once() {
-    let (_d, model, session) = setup(vec![reply("```json\n[\"indent-style\"]\n```")], true);
+    let (_d, model, session) = setup(
+        vec![reply("```json\n[\"indent-style\"]\n```")],
+        MemoryDelivery::OwnMessage,
+    );
     seed(&session);
     session.begin_turn("format main.rs").await;
     assert_eq!(session.last_error(), None);
@@ -79,7 +82,7 @@ async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
         ),
     ];
     for (step, error) in cases {
-        let (_d, _m, session) = setup(vec![step], true);
+        let (_d, _m, session) = setup(vec![step], MemoryDelivery::OwnMessage);
         seed(&session);
         session.begin_turn("how do I indent Rust?").await;
         assert_eq!(session.last_error().as_deref(), Some(error));
@@ -90,7 +93,7 @@ async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
 
 #[tokio::test]
 async fn chapter_10_mode_selects_but_emits_nothing() {
-    let (_d, _m, session) = setup(vec![reply("[\"deploy\"]")], false);
+    let (_d, _m, session) = setup(vec![reply("[\"deploy\"]")], MemoryDelivery::InSystemPrompt);
     seed(&session);
     session.begin_turn("ship it").await;
     assert_eq!(session.selected().len(), 1);
@@ -104,7 +107,7 @@ async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
         Message::assistant_text("Noted."),
     ];
     let good = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "The user wants tabs."}]"#;
-    let (_d, model, session) = setup(vec![reply(good)], true);
+    let (_d, model, session) = setup(vec![reply(good)], MemoryDelivery::OwnMessage);
     session.complete(&turn).await;
     assert_eq!(session.last_error(), None);
     assert_eq!(session.report().extracted, vec!["tabs"]);
@@ -138,7 +141,7 @@ async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
         ),
     ];
     for (text, error) in garbage {
-        let (dir, _m, session) = setup(vec![reply(text)], true);
+        let (dir, _m, session) = setup(vec![reply(text)], MemoryDelivery::OwnMessage);
         session.complete(&turn).await;
         assert_eq!(session.last_error().as_deref(), Some(error));
         assert!(!dir.path().join(".memory/MEMORY.md").exists());
@@ -150,7 +153,10 @@ async fn ten_records_are_consolidated_sources_archived_after_the_replacement() {
     let records: Vec<String> = (0..10).map(|i| format!(r#"{{"name": "fact-{i}", "type": "project", "description": "Fact {i}", "body": "b"}}"#)).collect();
     let extraction = format!("[{}]", records.join(","));
     let consolidation = r#"{"source_names": ["fact-0", "fact-1", "fact-2"], "records": [{"name": "facts-0-2", "type": "project", "description": "Facts 0 to 2", "body": "merged"}]}"#;
-    let (dir, model, session) = setup(vec![reply(&extraction), reply(consolidation)], true);
+    let (dir, model, session) = setup(
+        vec![reply(&extraction), reply(consolidation)],
+        MemoryDelivery::OwnMessage,
+    );
     session.complete(&[Message::user("x")]).await;
     assert_eq!(session.last_error(), None);
     let names: Vec<String> = session
@@ -185,7 +191,10 @@ async fn ten_records_are_consolidated_sources_archived_after_the_replacement() {
 
 #[tokio::test]
 async fn a_record_the_selector_names_twice_is_selected_once() {
-    let (_d, _m, session) = setup(vec![reply(r#"["deploy", "indent-style", "deploy"]"#)], true);
+    let (_d, _m, session) = setup(
+        vec![reply(r#"["deploy", "indent-style", "deploy"]"#)],
+        MemoryDelivery::OwnMessage,
+    );
     seed(&session);
     session.begin_turn("ship it with tabs").await;
     assert_eq!(session.last_error(), None);
@@ -196,7 +205,7 @@ async fn a_record_the_selector_names_twice_is_selected_once() {
 async fn a_record_extracted_twice_in_one_reply_is_saved_once_and_the_last_wins() {
     let twice = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "First."},
                     {"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "Second."}]"#;
-    let (_d, _m, session) = setup(vec![reply(twice)], true);
+    let (_d, _m, session) = setup(vec![reply(twice)], MemoryDelivery::OwnMessage);
     session.complete(&[Message::user("tabs please")]).await;
     assert_eq!(session.last_error(), None);
     assert_eq!(session.report().extracted, vec!["tabs"]);
@@ -229,7 +238,10 @@ async fn a_consolidation_that_would_only_delete_or_remove_most_records_is_refuse
         ),
     ];
     for (consolidation, error) in cases {
-        let (dir, model, session) = setup(vec![reply(&ten_facts()), reply(consolidation)], true);
+        let (dir, model, session) = setup(
+            vec![reply(&ten_facts()), reply(consolidation)],
+            MemoryDelivery::OwnMessage,
+        );
         session.complete(&[Message::user("x")]).await;
         model.finish().unwrap();
         assert_eq!(session.last_error().as_deref(), Some(error));
@@ -249,7 +261,10 @@ async fn a_consolidation_that_would_only_delete_or_remove_most_records_is_refuse
 #[tokio::test]
 async fn a_corrupt_record_is_reported_and_the_others_are_selected_and_extracted() {
     let good = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "b"}]"#;
-    let (dir, _m, session) = setup(vec![reply(r#"["deploy"]"#), reply(good)], true);
+    let (dir, _m, session) = setup(
+        vec![reply(r#"["deploy"]"#), reply(good)],
+        MemoryDelivery::OwnMessage,
+    );
     seed(&session);
     let index = std::fs::read_to_string(dir.path().join(".memory/MEMORY.md")).unwrap();
     let file = index
@@ -282,4 +297,70 @@ async fn a_corrupt_record_is_reported_and_the_others_are_selected_and_extracted(
         .map(|r| r.name)
         .collect();
     assert_eq!(names, vec!["deploy", "tabs"]);
+}
+
+/// The turn the side-call pins below render: an answer without text, tool calls, a tool result
+/// over the 500-character cut, and multi-byte text.
+fn rich_turn() -> Vec<Message> {
+    vec![
+        Message::user("Réglez les tabs ✓"),
+        Message::Assistant {
+            content: None,
+            tool_calls: vec![
+                agent_core::ToolCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"src/main.rs"}"#.into(),
+                },
+                agent_core::ToolCall {
+                    id: "c2".into(),
+                    name: "glob".into(),
+                    arguments: r#"{"pattern":"**/*.rs"}"#.into(),
+                },
+            ],
+        },
+        Message::tool_result("c1", format!("é{}", "x".repeat(600))),
+        Message::tool_result("c2", "src/main.rs"),
+        Message::assistant_text("Tabs it is."),
+    ]
+}
+
+/// Pins every byte of the extraction request, so moving the side call into `agent_core`
+/// provably changed nothing the model receives.
+#[tokio::test]
+async fn the_extraction_request_is_pinned_byte_for_byte() {
+    let (_d, model, session) = setup(vec![reply("[]")], MemoryDelivery::OwnMessage);
+    seed(&session);
+    session.complete(&rich_turn()).await;
+    assert_eq!(session.last_error(), None);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].tools.is_empty());
+    assert_eq!(
+        requests[0].messages,
+        vec![
+            Message::system(include_str!("../../src/extract_prompt.md").trim()),
+            Message::user(format!(
+                "Existing memories:\n- indent-style: The user indents Rust with tabs\n- deploy: Deploys go through staging\n\nConversation:\nuser: Réglez les tabs ✓\nassistant: \n  called read_file {{\"path\":\"src/main.rs\"}}\n  called glob {{\"pattern\":\"**/*.rs\"}}\ntool result: é{}\ntool result: src/main.rs\nassistant: Tabs it is.",
+                "x".repeat(499)
+            )),
+        ]
+    );
+}
+
+/// Pins the selector request the same way.
+#[tokio::test]
+async fn the_selector_request_is_pinned_byte_for_byte() {
+    let (_d, model, session) = setup(vec![reply("[\"deploy\"]")], MemoryDelivery::OwnMessage);
+    seed(&session);
+    session.begin_turn("ship it").await;
+    assert_eq!(
+        model.requests()[0].messages,
+        vec![
+            Message::system(include_str!("../../src/select_prompt.md").trim()),
+            Message::user(
+                "Message:\nship it\n\nMemories:\nindent-style: The user indents Rust with tabs\ndeploy: Deploys go through staging"
+            ),
+        ]
+    );
 }

@@ -1,2 +1,3 @@
 mod context;
+mod provider;
 mod renderer;

@@ -1,0 +1,43 @@
+use std::error::Error as _;
+use std::sync::{Arc, Mutex};
+
+use agent_core::{SystemPromptProvider, ToolRegistry};
+use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext, RenderError};
+use serde_json::json;
+
+fn provider(identity: &str) -> DynamicPromptProvider {
+    DynamicPromptProvider::new(
+        Arc::new(DynamicPromptRenderer::new()),
+        identity,
+        PromptContext::from_value(json!({"chapter": 10})).unwrap(),
+        Arc::new(ToolRegistry::builder().build().unwrap()),
+        "/work/project",
+    )
+}
+
+/// The provider keeps the renderer's error as the cause instead of flattening it to text.
+#[tokio::test]
+async fn a_render_failure_keeps_the_render_error_as_its_source() {
+    let err = provider("  ").system_prompt().await.unwrap_err();
+    assert_eq!(
+        err.chain(),
+        "cannot render the system prompt: the identity is empty"
+    );
+    let source = err.source().and_then(|s| s.downcast_ref::<RenderError>());
+    assert_eq!(source, Some(&RenderError::EmptyIdentity));
+}
+
+/// The memory section is read from the source on every render: a closure is a source.
+#[tokio::test]
+async fn the_memory_block_is_read_from_its_source_before_every_render() {
+    let block: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let shared = block.clone();
+    let provider = provider("Be brief.").memory(Arc::new(move || shared.lock().unwrap().clone()));
+    let base = "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project";
+    assert_eq!(provider.system_prompt().await.unwrap(), base);
+    *block.lock().unwrap() = Some("<relevant_memories>\nx\n</relevant_memories>".into());
+    assert_eq!(
+        provider.system_prompt().await.unwrap(),
+        format!("{base}\n\n## memory\n<relevant_memories>\nx\n</relevant_memories>")
+    );
+}
