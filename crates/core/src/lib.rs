@@ -35,5 +35,7 @@ pub use seams::{
     FixedPrompt, GateDecision, HistoryProcessor, HookStop, PermissionGate, PromptBlocked,
     PromptError, RunObserver, SystemPromptProvider, TurnHooks,
 };
-pub use tool::{CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes};
+pub use tool::{
+    CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,
+};
 pub use verdict::{Behavior, Verdict};

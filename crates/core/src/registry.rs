@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::message::ToolCall;
 use crate::names::NameRule;
 use crate::schema;
-use crate::tool::{PreparedCall, ToolFailure, ToolHandler, ToolSpec, codes};
+use crate::tool::{FailureCode, PreparedCall, ToolFailure, ToolHandler, ToolSpec};
 
 /// A registration that cannot be accepted. These are programming errors in the composition
 /// root, reported when the agent is built rather than when the model first calls the tool.
@@ -175,7 +175,7 @@ impl ToolRegistry {
     pub fn prepare(&self, call: &ToolCall) -> Result<PreparedCall, ToolFailure> {
         let entry = self.entry(&call.name).ok_or_else(|| {
             ToolFailure::new(
-                codes::UNKNOWN_TOOL,
+                FailureCode::UnknownTool,
                 format!(
                     "no tool named `{}`; available: {}",
                     call.name,
@@ -188,7 +188,7 @@ impl ToolRegistry {
         let text = if raw.trim().is_empty() { "{}" } else { raw };
         let arguments: Value = serde_json::from_str(text).map_err(|err| {
             ToolFailure::new(
-                codes::INVALID_JSON,
+                FailureCode::InvalidJson,
                 format!("arguments are not valid JSON ({err})"),
             )
         })?;
@@ -204,7 +204,7 @@ impl ToolRegistry {
     pub fn revalidate(&self, call: &PreparedCall) -> Result<PreparedCall, ToolFailure> {
         let entry = self.entry(&call.name).ok_or_else(|| {
             ToolFailure::new(
-                codes::UNKNOWN_TOOL,
+                FailureCode::UnknownTool,
                 format!("no tool named `{}`", call.name),
             )
         })?;
@@ -216,7 +216,7 @@ impl ToolRegistry {
     pub async fn execute(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let handler = self.entry(&call.name).map(|e| e.handler).ok_or_else(|| {
             ToolFailure::new(
-                codes::UNKNOWN_TOOL,
+                FailureCode::UnknownTool,
                 format!("no tool named `{}`", call.name),
             )
         })?;
@@ -227,7 +227,7 @@ impl ToolRegistry {
 /// Checks `arguments` against the entry's schema and lets its handler describe the call.
 fn validate(entry: &Entry, call_id: &str, arguments: Value) -> Result<PreparedCall, ToolFailure> {
     schema::validate(&entry.spec.parameters, &arguments)
-        .map_err(|reason| ToolFailure::new(codes::INVALID_ARGUMENTS, reason))?;
+        .map_err(|reason| ToolFailure::new(FailureCode::InvalidArguments, reason))?;
     Ok(PreparedCall {
         call_id: call_id.to_string(),
         name: entry.spec.name.clone(),

@@ -19,7 +19,7 @@ use crate::seams::{
     PreToolVerdict, PromptBlocked, PromptError, ResultShaper, RunObserver, Silent,
     SystemPromptProvider, TurnHooks,
 };
-use crate::tool::{ToolFailure, codes};
+use crate::tool::{FailureCode, ToolFailure};
 
 /// The default bound on model requests per user turn.
 pub const DEFAULT_MAX_TURNS: usize = 30;
@@ -359,7 +359,7 @@ impl AgentRunner {
             self.observer.on_tool_call(call);
             let result = if stopped.is_some() {
                 Err(ToolFailure::new(
-                    codes::HOOK_STOPPED_CONTINUATION,
+                    FailureCode::HookStoppedContinuation,
                     "a hook stopped the run before this call ran",
                 ))
             } else {
@@ -401,7 +401,7 @@ impl AgentRunner {
                 // A hook may rewrite the input, never the identity of the call.
                 if rewritten.call_id != call.id || rewritten.name != call.name {
                     let failure = ToolFailure::new(
-                        codes::INVALID_ARGUMENTS,
+                        FailureCode::InvalidArguments,
                         "a PreToolUse hook changed the call id or tool name",
                     );
                     return failed(failure);
@@ -416,7 +416,7 @@ impl AgentRunner {
         let output = match self.gate.check(&prepared, &hints).await {
             GateDecision::Allow => self.tools.execute(&prepared).await,
             GateDecision::Deny { reason } => {
-                Err(ToolFailure::new(codes::PERMISSION_DENIED, reason))
+                Err(ToolFailure::new(FailureCode::PermissionDenied, reason))
             }
         };
         self.hooks.post_tool_use(&prepared, output).await

@@ -44,20 +44,73 @@ impl ToolSpec {
     }
 }
 
-/// Error codes a tool result can carry. Codes are stable strings because the model reads them.
-pub mod codes {
-    pub const UNKNOWN_TOOL: &str = "unknown_tool";
-    pub const INVALID_JSON: &str = "invalid_json";
-    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
-    pub const TOOL_EXECUTION_ERROR: &str = "tool_execution_error";
-    pub const PATH_ESCAPE: &str = "path_escape";
-    pub const PERMISSION_DENIED: &str = "permission_denied";
+/// Why a tool call failed, as the model reads it in `Error [<code>]: …`. A closed set: the
+/// codes are part of what the model is taught, so a new one is a decision made here, not a
+/// string typed somewhere in a feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureCode {
+    /// No tool of that name is registered.
+    UnknownTool,
+    /// The arguments are not JSON.
+    InvalidJson,
+    /// The arguments do not match the tool's schema (or the handler's own checks).
+    InvalidArguments,
+    /// The handler ran and failed.
+    ToolExecutionError,
+    /// A path leads outside the workspace.
+    PathEscape,
+    /// The permission pipeline (chapter 3) denied the call.
+    PermissionDenied,
     /// A PreToolUse hook failed, so its call does not run (hooks fail closed).
-    pub const HOOK_ERROR: &str = "hook_error";
+    HookError,
     /// A PreToolUse hook blocked the call.
-    pub const HOOK_BLOCKED: &str = "hook_blocked";
+    HookBlocked,
     /// A PostToolUse hook stopped the run before this call of the batch ran.
-    pub const HOOK_STOPPED_CONTINUATION: &str = "hook_stopped_continuation";
+    HookStoppedContinuation,
+    /// The subagent (chapter 6) failed.
+    SubagentExecutionError,
+    /// The subagent used all its turns without a final answer.
+    SubagentTurnLimit,
+}
+
+impl FailureCode {
+    /// Every code, in the order above.
+    pub const ALL: [FailureCode; 11] = [
+        Self::UnknownTool,
+        Self::InvalidJson,
+        Self::InvalidArguments,
+        Self::ToolExecutionError,
+        Self::PathEscape,
+        Self::PermissionDenied,
+        Self::HookError,
+        Self::HookBlocked,
+        Self::HookStoppedContinuation,
+        Self::SubagentExecutionError,
+        Self::SubagentTurnLimit,
+    ];
+
+    /// The stable text the model sees.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::UnknownTool => "unknown_tool",
+            Self::InvalidJson => "invalid_json",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::ToolExecutionError => "tool_execution_error",
+            Self::PathEscape => "path_escape",
+            Self::PermissionDenied => "permission_denied",
+            Self::HookError => "hook_error",
+            Self::HookBlocked => "hook_blocked",
+            Self::HookStoppedContinuation => "hook_stopped_continuation",
+            Self::SubagentExecutionError => "subagent_execution_error",
+            Self::SubagentTurnLimit => "subagent_turn_limit",
+        }
+    }
+}
+
+impl fmt::Display for FailureCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A failure that goes back to the model as the tool result `Error [<code>]: <message>`; the
@@ -65,12 +118,12 @@ pub mod codes {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Error [{code}]: {message}")]
 pub struct ToolFailure {
-    pub code: &'static str,
+    pub code: FailureCode,
     pub message: String,
 }
 
 impl ToolFailure {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: FailureCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -78,7 +131,7 @@ impl ToolFailure {
     }
 
     pub fn execution(message: impl fmt::Display) -> Self {
-        Self::new(codes::TOOL_EXECUTION_ERROR, message.to_string())
+        Self::new(FailureCode::ToolExecutionError, message.to_string())
     }
 }
 
@@ -162,5 +215,47 @@ pub fn parse_arguments<T: serde::de::DeserializeOwned>(
     call: &PreparedCall,
 ) -> Result<T, ToolFailure> {
     serde_json::from_value(call.arguments.clone())
-        .map_err(|err| ToolFailure::new(codes::INVALID_ARGUMENTS, err.to_string()))
+        .map_err(|err| ToolFailure::new(FailureCode::InvalidArguments, err.to_string()))
+}
+
+#[cfg(test)]
+mod failure_code_tests {
+    use super::FailureCode;
+
+    #[test]
+    fn every_code_reads_as_the_model_has_always_seen_it() {
+        let texts: Vec<&str> = FailureCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "unknown_tool",
+                "invalid_json",
+                "invalid_arguments",
+                "tool_execution_error",
+                "path_escape",
+                "permission_denied",
+                "hook_error",
+                "hook_blocked",
+                "hook_stopped_continuation",
+                "subagent_execution_error",
+                "subagent_turn_limit",
+            ]
+        );
+        // `ALL` lists every variant: this match stops compiling when one is added.
+        for code in FailureCode::ALL {
+            match code {
+                FailureCode::UnknownTool
+                | FailureCode::InvalidJson
+                | FailureCode::InvalidArguments
+                | FailureCode::ToolExecutionError
+                | FailureCode::PathEscape
+                | FailureCode::PermissionDenied
+                | FailureCode::HookError
+                | FailureCode::HookBlocked
+                | FailureCode::HookStoppedContinuation
+                | FailureCode::SubagentExecutionError
+                | FailureCode::SubagentTurnLimit => {}
+            }
+        }
+    }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_core::Message;
 use agent_core::Verdict;
 use agent_core::seams::{HookStop, PostToolVerdict, PreToolVerdict, PromptBlocked, TurnHooks};
-use agent_core::tool::{PreparedCall, ToolFailure, codes};
+use agent_core::tool::{FailureCode, PreparedCall, ToolFailure};
 use async_trait::async_trait;
 
 use crate::error::{HookError, HookFailed};
@@ -205,14 +205,14 @@ impl TurnHooks for HookRegistry {
                 // Fail closed: a guard that cannot answer must not wave the call through.
                 Err(failure) => {
                     return PreToolVerdict::Block(ToolFailure::new(
-                        codes::HOOK_ERROR,
+                        FailureCode::HookError,
                         failure.to_string(),
                     ));
                 }
             };
             if let Some(reason) = output.block {
                 let message = format!("{} (hook `{}`)", reason, reg.hook.name());
-                return PreToolVerdict::Block(ToolFailure::new(codes::HOOK_BLOCKED, message));
+                return PreToolVerdict::Block(ToolFailure::new(FailureCode::HookBlocked, message));
             }
             if let Some(behavior) = output.permission {
                 let source = format!("hook:{}", reg.hook.name());

@@ -4,7 +4,7 @@ use std::path::{Component, Path};
 
 use agent_core::tool::{parse_arguments, string_argument};
 use agent_core::{
-    CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec, codes,
+    CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,
 };
 use async_trait::async_trait;
 use globset::GlobBuilder;
@@ -75,14 +75,16 @@ pub fn glob(workspace: &Workspace, pattern: &str) -> Result<String, ToolFailure>
     });
     if escapes {
         return Err(ToolFailure::new(
-            codes::PATH_ESCAPE,
+            FailureCode::PathEscape,
             format!("pattern `{pattern}` must be relative to the workspace and must not use `..`"),
         ));
     }
     let matcher = GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()
-        .map_err(|err| ToolFailure::new(codes::INVALID_ARGUMENTS, format!("bad pattern: {err}")))?
+        .map_err(|err| {
+            ToolFailure::new(FailureCode::InvalidArguments, format!("bad pattern: {err}"))
+        })?
         .compile_matcher();
     let mut matches = Vec::new();
     let mut visited = 0;

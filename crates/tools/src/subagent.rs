@@ -12,17 +12,12 @@ use serde_json::{Value, json};
 
 use agent_core::tool::{parse_arguments, string_argument};
 use agent_core::{
-    AgentRunner, CallSummary, PreparedCall, RegistryError, RunError, ToolEffect, ToolFailure,
-    ToolHandler, ToolSpec,
+    AgentRunner, CallSummary, FailureCode, PreparedCall, RegistryError, RunError, ToolEffect,
+    ToolFailure, ToolHandler, ToolSpec,
 };
 
 /// The bound on a child's model requests.
 pub const SUBAGENT_MAX_TURNS: usize = 30;
-
-/// The failure code when the child cannot be built or fails.
-pub const SUBAGENT_EXECUTION_ERROR: &str = "subagent_execution_error";
-/// The failure code when the child runs out of requests.
-pub const SUBAGENT_TURN_LIMIT: &str = "subagent_turn_limit";
 
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
@@ -85,13 +80,13 @@ impl ToolHandler for TaskTool {
         let args: Args = parse_arguments(call)?;
         let child = (self.factory)().map_err(|err| {
             ToolFailure::new(
-                SUBAGENT_EXECUTION_ERROR,
+                FailureCode::SubagentExecutionError,
                 format!("cannot build the subagent: {err}"),
             )
         })?;
         if child.tools().spec(Self::NAME).is_some() {
             return Err(ToolFailure::new(
-                SUBAGENT_EXECUTION_ERROR,
+                FailureCode::SubagentExecutionError,
                 "refusing to start a subagent that could start subagents",
             ));
         }
@@ -99,10 +94,13 @@ impl ToolHandler for TaskTool {
         match child.run_turn(&mut history, &args.description).await {
             Ok(outcome) => Ok(outcome.final_text),
             Err(RunError::TurnLimit { limit }) => Err(ToolFailure::new(
-                SUBAGENT_TURN_LIMIT,
+                FailureCode::SubagentTurnLimit,
                 format!("the subagent did not finish within {limit} requests"),
             )),
-            Err(err) => Err(ToolFailure::new(SUBAGENT_EXECUTION_ERROR, err.to_string())),
+            Err(err) => Err(ToolFailure::new(
+                FailureCode::SubagentExecutionError,
+                err.to_string(),
+            )),
         }
     }
 

@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::{
-    CallSummary, HistoryProcessor, Message, PreparedCall, ToolEffect, ToolFailure, ToolHandler,
-    ToolSpec, codes, schema, seams::ProcessError,
+    CallSummary, FailureCode, HistoryProcessor, Message, PreparedCall, ToolEffect, ToolFailure,
+    ToolHandler, ToolSpec, schema, seams::ProcessError,
 };
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -89,7 +89,7 @@ impl TodoWrite {
 #[async_trait]
 impl ToolHandler for TodoWrite {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
-        let invalid = |message: String| ToolFailure::new(codes::INVALID_ARGUMENTS, message);
+        let invalid = |message: String| ToolFailure::new(FailureCode::InvalidArguments, message);
         let mut todos = call.arguments["todos"].clone();
         // Models often send the list as a JSON string; accept it and check it the same way.
         if let Value::String(text) = &todos {

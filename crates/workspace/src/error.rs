@@ -142,9 +142,9 @@ impl PathError {
 impl From<PathError> for agent_core::ToolFailure {
     /// As the model sees it: an escape is `path_escape`, anything else a failed execution.
     fn from(err: PathError) -> Self {
-        use agent_core::{ToolFailure, codes};
+        use agent_core::{FailureCode, ToolFailure};
         match err {
-            PathError::Escape { .. } => ToolFailure::new(codes::PATH_ESCAPE, err.to_string()),
+            PathError::Escape { .. } => ToolFailure::new(FailureCode::PathEscape, err.to_string()),
             other => ToolFailure::execution(other),
         }
     }

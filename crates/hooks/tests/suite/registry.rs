@@ -2,8 +2,8 @@ use std::sync::Arc;
 
 use agent_core::seams::{HookStop, PreToolVerdict, PromptBlocked};
 use agent_core::{
-    AgentRunner, CallSummary, FixedPrompt, ModelReply, PreparedCall, ScriptedModel, ToolCall,
-    ToolEffect, ToolFailure, ToolHandler, ToolRegistry, ToolSpec, TurnHooks, TurnOutcome,
+    AgentRunner, CallSummary, FailureCode, FixedPrompt, ModelReply, PreparedCall, ScriptedModel,
+    ToolCall, ToolEffect, ToolFailure, ToolHandler, ToolRegistry, ToolSpec, TurnHooks, TurnOutcome,
 };
 use agent_hooks::{
     FnHook, Hook, HookError, HookEvent, HookEventKind, HookOutput, HookRegistry, PostToolUseOutput,
@@ -144,7 +144,7 @@ async fn a_rust_hook_answering_for_another_event_fails_closed() {
     assert_eq!(
         hooks.pre_tool_use(call).await,
         PreToolVerdict::Block(ToolFailure::new(
-            "hook_error",
+            FailureCode::HookError,
             "PreToolUse hook `confused` failed: answered a PostToolUse result to a PreToolUse event"
         ))
     );
