@@ -228,7 +228,7 @@ impl HistoryProcessor for Compactor {
         match self.summarize(&full, middle).await {
             Ok(summary) => {
                 let json = serde_json::to_string_pretty(&summary)
-                    .map_err(|e| ProcessError(e.to_string()))?;
+                    .map_err(|e| ProcessError::new("cannot serialize the summary", e))?;
                 let mut out: Vec<Message> = shaped[0].clone();
                 out.push(Message::system(format!(
                     "<conversation-summary>\n{json}\n</conversation-summary>"

@@ -32,8 +32,8 @@ pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
 pub use scripted::{ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
-    FixedPrompt, GateDecision, HistoryProcessor, HookStop, PermissionGate, PromptBlocked,
-    PromptError, RunObserver, SystemPromptProvider, TurnHooks,
+    FixedPrompt, GateDecision, HistoryProcessor, HookStop, PermissionGate, ProcessError,
+    PromptBlocked, PromptError, RunObserver, SeamError, SystemPromptProvider, TurnHooks,
 };
 pub use tool::{
     CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,

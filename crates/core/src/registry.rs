@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::message::ToolCall;
 use crate::names::NameRule;
 use crate::schema;
+use crate::schema::SchemaError;
 use crate::tool::{FailureCode, PreparedCall, ToolFailure, ToolHandler, ToolSpec};
 
 /// A registration that cannot be accepted. These are programming errors in the composition
@@ -27,7 +28,7 @@ pub enum RegistryError {
     #[error("a handler is registered for `{0}` but no spec names it")]
     HandlerWithoutSpec(String),
     #[error("tool `{name}` has an unusable schema: {reason}")]
-    InvalidSchema { name: String, reason: String },
+    InvalidSchema { name: String, reason: SchemaError },
 }
 
 #[derive(Clone)]
@@ -227,7 +228,7 @@ impl ToolRegistry {
 /// Checks `arguments` against the entry's schema and lets its handler describe the call.
 fn validate(entry: &Entry, call_id: &str, arguments: Value) -> Result<PreparedCall, ToolFailure> {
     schema::validate(&entry.spec.parameters, &arguments)
-        .map_err(|reason| ToolFailure::new(FailureCode::InvalidArguments, reason))?;
+        .map_err(|reason| ToolFailure::new(FailureCode::InvalidArguments, reason.to_string()))?;
     Ok(PreparedCall {
         call_id: call_id.to_string(),
         name: entry.spec.name.clone(),

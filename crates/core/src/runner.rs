@@ -16,7 +16,7 @@ use crate::pairing::{PairingError, assign_unique_ids, validate_pairing};
 use crate::registry::ToolRegistry;
 use crate::seams::{
     AllowAll, GateDecision, HistoryProcessor, HookStop, NoHooks, PermissionGate, PostToolVerdict,
-    PreToolVerdict, PromptBlocked, PromptError, ResultShaper, RunObserver, Silent,
+    PreToolVerdict, ProcessError, PromptBlocked, PromptError, ResultShaper, RunObserver, Silent,
     SystemPromptProvider, TurnHooks,
 };
 use crate::tool::{FailureCode, ToolFailure};
@@ -57,8 +57,12 @@ pub enum RunError {
     Prompt(#[source] PromptError),
     #[error("the system prompt provider returned an empty prompt; there is no fallback prompt")]
     EmptySystemPrompt,
-    #[error("history processor `{name}` failed: {error}")]
-    Processor { name: &'static str, error: String },
+    #[error("history processor `{name}` failed")]
+    Processor {
+        name: &'static str,
+        #[source]
+        error: ProcessError,
+    },
     #[error("refusing to send a request that breaks tool-call pairing (a harness bug): {0}")]
     Pairing(PairingError),
     #[error("the prompt was blocked by a hook: {0}")]
@@ -224,9 +228,9 @@ impl AgentRunner {
             messages = processor
                 .process(messages)
                 .await
-                .map_err(|err| RunError::Processor {
+                .map_err(|error| RunError::Processor {
                     name: processor.name(),
-                    error: err.0,
+                    error,
                 })?;
         }
         // Asked last, after memory selection and history preparation, so the prompt reflects

@@ -8,6 +8,61 @@
 
 use serde_json::{Map, Value};
 
+/// Why a schema cannot be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    #[error("the schema is not a JSON object")]
+    NotAnObject,
+    #[error("the root schema must have \"type\": \"object\"")]
+    RootNotObject,
+    #[error("{at}: a schema must be an object")]
+    NodeNotObject { at: String },
+    #[error("{at}: unsupported schema keyword `{keyword}`")]
+    Unsupported { at: String, keyword: String },
+    #[error("{at}: `properties` must be an object")]
+    PropertiesNotObject { at: String },
+}
+
+/// Where a value does not match its schema, and how: the text the model reads to fix its
+/// next call (`$.todos[0].status: expected one of …`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{at}: {problem}")]
+pub struct Mismatch {
+    /// The JSON path of the first bad value (`$`, `$.path`, `$.todos[2]`).
+    pub at: String,
+    pub problem: Problem,
+}
+
+/// How a value does not match.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Problem {
+    #[error("expected {expected}, got {got}")]
+    WrongType { expected: String, got: &'static str },
+    #[error("expected one of {options}")]
+    NotOneOf { options: String },
+    #[error("must be at least {min} characters")]
+    TooShort { min: u64 },
+    #[error("must be >= {min}")]
+    BelowMinimum { min: f64 },
+    #[error("must be <= {max}")]
+    AboveMaximum { max: f64 },
+    #[error("missing required field `{name}`")]
+    MissingField { name: String },
+    #[error("unknown field `{key}`")]
+    UnknownField { key: String },
+    #[error("at most {max} items allowed, got {len}")]
+    TooMany { max: u64, len: u64 },
+    #[error("at least {min} items required, got {len}")]
+    TooFew { min: u64, len: u64 },
+}
+
+fn mismatch(at: &str, problem: Problem) -> Mismatch {
+    Mismatch {
+        at: at.to_string(),
+        problem,
+    }
+}
+
 const KNOWN_KEYWORDS: &[&str] = &[
     "type",
     "description",
@@ -25,29 +80,30 @@ const KNOWN_KEYWORDS: &[&str] = &[
 
 /// Checks that a schema only uses keywords this validator enforces and that the root
 /// describes an object (Chat Completions requires object parameters).
-pub fn check_schema(schema: &Value) -> Result<(), String> {
-    let root = schema
-        .as_object()
-        .ok_or("the schema is not a JSON object")?;
+pub fn check_schema(schema: &Value) -> Result<(), SchemaError> {
+    let root = schema.as_object().ok_or(SchemaError::NotAnObject)?;
     if root.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("the root schema must have \"type\": \"object\"".into());
+        return Err(SchemaError::RootNotObject);
     }
     check_node(schema, "$")
 }
 
-fn check_node(schema: &Value, at: &str) -> Result<(), String> {
+fn check_node(schema: &Value, at: &str) -> Result<(), SchemaError> {
     let node = schema
         .as_object()
-        .ok_or_else(|| format!("{at}: a schema must be an object"))?;
+        .ok_or_else(|| SchemaError::NodeNotObject { at: at.to_string() })?;
     for key in node.keys() {
         if !KNOWN_KEYWORDS.contains(&key.as_str()) {
-            return Err(format!("{at}: unsupported schema keyword `{key}`"));
+            return Err(SchemaError::Unsupported {
+                at: at.to_string(),
+                keyword: key.clone(),
+            });
         }
     }
     if let Some(props) = node.get("properties") {
         let props = props
             .as_object()
-            .ok_or_else(|| format!("{at}: `properties` must be an object"))?;
+            .ok_or_else(|| SchemaError::PropertiesNotObject { at: at.to_string() })?;
         for (name, sub) in props {
             check_node(sub, &format!("{at}.{name}"))?;
         }
@@ -59,11 +115,11 @@ fn check_node(schema: &Value, at: &str) -> Result<(), String> {
 }
 
 /// Validates `value` against `schema`; the error names the path of the first bad value.
-pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+pub fn validate(schema: &Value, value: &Value) -> Result<(), Mismatch> {
     validate_at(schema, value, "$")
 }
 
-fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), Mismatch> {
     let Some(node) = schema.as_object() else {
         return Ok(());
     };
@@ -74,17 +130,24 @@ fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
         _ => Vec::new(),
     };
     if !expected.is_empty() && !expected.iter().any(|t| has_type(value, t)) {
-        return Err(format!(
-            "{at}: expected {}, got {}",
-            expected.join(" or "),
-            type_name(value)
+        return Err(mismatch(
+            at,
+            Problem::WrongType {
+                expected: expected.join(" or "),
+                got: type_name(value),
+            },
         ));
     }
     if let Some(options) = node.get("enum").and_then(Value::as_array)
         && !options.contains(value)
     {
         let list: Vec<String> = options.iter().map(Value::to_string).collect();
-        return Err(format!("{at}: expected one of {}", list.join(", ")));
+        return Err(mismatch(
+            at,
+            Problem::NotOneOf {
+                options: list.join(", "),
+            },
+        ));
     }
     match value {
         Value::Object(map) => validate_object(node, map, at),
@@ -93,7 +156,7 @@ fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
             if let Some(min) = node.get("minLength").and_then(Value::as_u64)
                 && (s.chars().count() as u64) < min
             {
-                return Err(format!("{at}: must be at least {min} characters"));
+                return Err(mismatch(at, Problem::TooShort { min }));
             }
             Ok(())
         }
@@ -102,12 +165,12 @@ fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
             if let Some(min) = node.get("minimum").and_then(Value::as_f64)
                 && x < min
             {
-                return Err(format!("{at}: must be >= {min}"));
+                return Err(mismatch(at, Problem::BelowMinimum { min }));
             }
             if let Some(max) = node.get("maximum").and_then(Value::as_f64)
                 && x > max
             {
-                return Err(format!("{at}: must be <= {max}"));
+                return Err(mismatch(at, Problem::AboveMaximum { max }));
             }
             Ok(())
         }
@@ -119,7 +182,7 @@ fn validate_object(
     node: &Map<String, Value>,
     map: &Map<String, Value>,
     at: &str,
-) -> Result<(), String> {
+) -> Result<(), Mismatch> {
     let empty = Map::new();
     let props = node
         .get("properties")
@@ -128,7 +191,12 @@ fn validate_object(
     if let Some(required) = node.get("required").and_then(Value::as_array) {
         for name in required.iter().filter_map(Value::as_str) {
             if !map.contains_key(name) {
-                return Err(format!("{at}: missing required field `{name}`"));
+                return Err(mismatch(
+                    at,
+                    Problem::MissingField {
+                        name: name.to_string(),
+                    },
+                ));
             }
         }
     }
@@ -138,23 +206,25 @@ fn validate_object(
         match props.get(key) {
             Some(sub) => validate_at(sub, val, &format!("{at}.{key}"))?,
             None if open => {}
-            None => return Err(format!("{at}: unknown field `{key}`")),
+            None => {
+                return Err(mismatch(at, Problem::UnknownField { key: key.clone() }));
+            }
         }
     }
     Ok(())
 }
 
-fn validate_array(node: &Map<String, Value>, items: &[Value], at: &str) -> Result<(), String> {
+fn validate_array(node: &Map<String, Value>, items: &[Value], at: &str) -> Result<(), Mismatch> {
     let len = items.len() as u64;
     if let Some(max) = node.get("maxItems").and_then(Value::as_u64)
         && len > max
     {
-        return Err(format!("{at}: at most {max} items allowed, got {len}"));
+        return Err(mismatch(at, Problem::TooMany { max, len }));
     }
     if let Some(min) = node.get("minItems").and_then(Value::as_u64)
         && len < min
     {
-        return Err(format!("{at}: at least {min} items required, got {len}"));
+        return Err(mismatch(at, Problem::TooFew { min, len }));
     }
     if let Some(item_schema) = node.get("items") {
         for (i, item) in items.iter().enumerate() {
@@ -250,7 +320,10 @@ mod tests {
             ),
         ];
         for (value, expected) in cases {
-            assert_eq!(validate(&todo_schema(), &value), Err(expected.to_string()));
+            assert_eq!(
+                validate(&todo_schema(), &value).map_err(|e| e.to_string()),
+                Err(expected.to_string())
+            );
         }
     }
 
@@ -261,11 +334,22 @@ mod tests {
             check_schema(
                 &json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "^a"}}})
             ),
-            Err("$.p: unsupported schema keyword `pattern`".to_string())
+            Err(SchemaError::Unsupported {
+                at: "$.p".into(),
+                keyword: "pattern".into()
+            })
+        );
+        assert_eq!(
+            SchemaError::Unsupported {
+                at: "$.p".into(),
+                keyword: "pattern".into()
+            }
+            .to_string(),
+            "$.p: unsupported schema keyword `pattern`"
         );
         assert_eq!(
             check_schema(&json!({"type": "string"})),
-            Err("the root schema must have \"type\": \"object\"".to_string())
+            Err(SchemaError::RootNotObject)
         );
     }
 }

@@ -10,16 +10,16 @@ use crate::model::{ModelReply, ModelRequest};
 use crate::tool::{PreparedCall, ToolFailure};
 use crate::verdict::Verdict;
 
-/// Why the system prompt could not be produced: what the provider was doing, and the error
-/// that stopped it as the `source`, so `{:#}` prints the whole chain.
+/// Why a seam failed: what it was doing, and the error that stopped it as the `source`, so
+/// `{:#}` prints the whole chain.
 #[derive(Debug, Clone)]
-pub struct PromptError {
+pub struct SeamError {
     context: String,
     /// Shared, not boxed, so that a run error carrying it can still be cloned.
     source: Arc<dyn std::error::Error + Send + Sync>,
 }
 
-impl std::fmt::Display for PromptError {
+impl std::fmt::Display for SeamError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.context)
     }
@@ -27,13 +27,13 @@ impl std::fmt::Display for PromptError {
 
 /// Written by hand: the source is the error inside the `Arc` (so callers can downcast it to
 /// the provider's own type), not the `Arc` itself.
-impl std::error::Error for PromptError {
+impl std::error::Error for SeamError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(self.source.as_ref())
     }
 }
 
-impl PromptError {
+impl SeamError {
     pub fn new(
         context: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
@@ -59,13 +59,16 @@ impl PromptError {
 
 /// Equal when they read the same, causes included: a source has no equality of its own, and
 /// tests compare run errors whole.
-impl PartialEq for PromptError {
+impl PartialEq for SeamError {
     fn eq(&self, other: &Self) -> bool {
         self.chain() == other.chain()
     }
 }
 
-impl Eq for PromptError {}
+impl Eq for SeamError {}
+
+/// Why the system prompt could not be produced (chapter 10's provider).
+pub type PromptError = SeamError;
 
 /// Asked for the system prompt before EVERY model request. Zero arguments on purpose: whatever
 /// the prompt depends on is bound when the provider is built (chapter 10).
@@ -112,9 +115,7 @@ impl PermissionGate for AllowAll {
 
 /// Why a history processor failed; this ends the run (a request we cannot shape correctly
 /// must not be sent).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ProcessError(pub String);
+pub type ProcessError = SeamError;
 
 /// Shapes what is sent, never what is stored: it receives a copy of the history (without the
 /// system prompt) and returns the messages for this one request. Reminders (chapter 5),

@@ -98,7 +98,7 @@ impl ToolHandler for TodoWrite {
             })?;
         }
         schema::validate(&list_schema(), &todos)
-            .map_err(|e| invalid(e.replacen('$', "$.todos", 1)))?;
+            .map_err(|e| invalid(e.to_string().replacen('$', "$.todos", 1)))?;
         let mut items: Vec<TodoItem> =
             serde_json::from_value(todos).map_err(|err| invalid(err.to_string()))?;
         for (i, item) in items.iter_mut().enumerate() {

@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use agent_core::schema::SchemaError;
 use agent_core::{
     CallSummary, PreparedCall, RegistryError, ToolFailure, ToolHandler, ToolRegistry,
 };
@@ -83,8 +84,15 @@ fn unsupported_schema_keywords_are_refused_at_build_time() {
         err,
         RegistryError::InvalidSchema {
             name: "echo".into(),
-            reason: "$.text: unsupported schema keyword `format`".into()
+            reason: SchemaError::Unsupported {
+                at: "$.text".into(),
+                keyword: "format".into()
+            }
         }
+    );
+    assert_eq!(
+        err.to_string(),
+        "tool `echo` has an unusable schema: $.text: unsupported schema keyword `format`"
     );
 }
 
