@@ -157,6 +157,15 @@ struct Change<'a> {
     check: &'a dyn Fn(&[IndexEntry]) -> Result<(), MemoryError>,
 }
 
+/// What a locked operation does when `.memory/` does not exist yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MissingFolder {
+    /// Reads see an empty store; nothing is created.
+    Empty,
+    /// Writes create the folder first.
+    Create,
+}
+
 /// The memory of one workspace.
 #[derive(Debug)]
 pub struct MemoryStore {
@@ -211,7 +220,7 @@ impl MemoryStore {
     /// what a killed process left first, since holding the lock means no write is under way.
     fn locked<T>(
         &self,
-        create: bool,
+        missing: MissingFolder,
         f: impl FnOnce(&Path) -> Result<T, MemoryError>,
     ) -> Result<T, MemoryError> {
         let _guard = self
@@ -220,7 +229,7 @@ impl MemoryStore {
             .unwrap_or_else(PoisonError::into_inner);
         let dir = self.dir()?;
         if !self.disk().is_dir(&dir) {
-            if !create {
+            if missing == MissingFolder::Empty {
                 return f(&dir);
             }
             self.disk().create_dir_all(&dir).map_err(io_error(&dir))?;
@@ -296,7 +305,7 @@ impl MemoryStore {
     /// Every usable record the index lists, in index order; a corrupt one (unreadable, too
     /// large, bad front matter) is skipped with a warning naming it and reported.
     pub fn load_all(&self) -> Result<Loaded, MemoryError> {
-        self.locked(false, |dir| {
+        self.locked(MissingFolder::Empty, |dir| {
             let (_, entries) = self.read_index(dir)?;
             let mut loaded = Loaded::default();
             for entry in &entries {
@@ -324,7 +333,7 @@ impl MemoryStore {
 
     /// The index text: two equal versions mean the same set of records.
     pub fn version(&self) -> Result<String, MemoryError> {
-        self.locked(false, |dir| Ok(self.read_index(dir)?.0))
+        self.locked(MissingFolder::Empty, |dir| Ok(self.read_index(dir)?.0))
     }
 
     /// Adds records; a record whose name exists replaces the old one (which is archived). A
@@ -412,7 +421,7 @@ impl MemoryStore {
             check_bounds(&format!("record `{}`", record.name), &text)?;
             files.push((format!("{}-{}.md", record.name, unique_suffix()), text));
         }
-        self.locked(true, |dir| {
+        self.locked(MissingFolder::Create, |dir| {
             let (version, current) = self.read_index(dir)?;
             if change.expected.is_some_and(|v| v != version) {
                 return Err(MemoryError::Changed);
