@@ -211,53 +211,51 @@ impl Workspace {
         Ok(())
     }
 
-    /// Appends `bytes` to `path` (created if missing, with its folders). Refuses a symlink or
-    /// anything but a regular file at `path`.
-    pub fn append(&self, path: &Inside, bytes: &[u8]) -> Result<(), PathError> {
+    /// Opens a regular file with `options` (plus `O_NOFOLLOW`, `O_NONBLOCK`, `O_NOCTTY`),
+    /// creating its folders first when `options` may create it. Anything but a regular file
+    /// at `path` is refused.
+    fn open_file(
+        &self,
+        path: &Inside,
+        options: &mut OpenOptions,
+        op: Op,
+    ) -> Result<std::fs::File, PathError> {
         if let Some(parent) = path.parent() {
             self.create_dir_all(&parent)?;
         }
-        let mut options = OpenOptions::new();
-        options
-            .append(true)
-            .create(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
-        let append_err = |source| PathError::io(Op::Append, path, source);
-        let file = self
-            .dir()
-            .open_with(path.cap(), &options)
-            .map_err(append_err)?;
-        let meta = file.metadata().map_err(append_err)?;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+        let err = |source| PathError::io(op, path, source);
+        let file = self.dir().open_with(path.cap(), options).map_err(err)?;
+        let meta = file.metadata().map_err(err)?;
         if !meta.is_file() {
             return Err(PathError::NotAFile {
                 path: path.to_string(),
                 kind: FileKind::of(&meta.file_type()),
             });
         }
-        (&file.into_std()).write_all(bytes).map_err(append_err)
+        Ok(file.into_std())
+    }
+
+    /// Appends `bytes` to `path` (created if missing, with its folders). Refuses a symlink or
+    /// anything but a regular file at `path`.
+    pub fn append(&self, path: &Inside, bytes: &[u8]) -> Result<(), PathError> {
+        let file = self.open_file(
+            path,
+            OpenOptions::new().append(true).create(true),
+            Op::Append,
+        )?;
+        (&file)
+            .write_all(bytes)
+            .map_err(|source| PathError::io(Op::Append, path, source))
     }
 
     /// Opens (creating) a file to take an advisory lock on.
     pub fn open_lock(&self, path: &Inside) -> Result<std::fs::File, PathError> {
-        if let Some(parent) = path.parent() {
-            self.create_dir_all(&parent)?;
-        }
-        let mut options = OpenOptions::new();
-        options
-            .read(true)
-            .write(true)
-            .create(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
-        let lock_err = |source| PathError::io(Op::Lock, path, source);
-        let file = self
-            .dir()
-            .open_with(path.cap(), &options)
-            .map_err(lock_err)?
-            .into_std();
-        if !file.metadata().map_err(lock_err)?.is_file() {
-            return Err(lock_err(io::Error::other("not a regular file")));
-        }
-        Ok(file)
+        self.open_file(
+            path,
+            OpenOptions::new().read(true).write(true).create(true),
+            Op::Lock,
+        )
     }
 
     pub fn remove_file(&self, path: &Inside) -> Result<(), PathError> {

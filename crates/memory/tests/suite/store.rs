@@ -1,22 +1,9 @@
 use std::collections::BTreeMap;
 
-use agent_memory::{Fault, Loaded, MemoryError, MemoryRecord, MemoryStore, MemoryType, Skipped};
+use agent_memory::{Fault, Loaded, MemoryError, MemoryStore, Skipped};
 use agent_workspace::Workspace;
 
-fn rec(name: &str) -> MemoryRecord {
-    MemoryRecord::new(
-        name,
-        MemoryType::Project,
-        &format!("About {name}"),
-        &format!("Body of {name}."),
-    )
-}
-
-fn setup() -> (tempfile::TempDir, MemoryStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = MemoryStore::open(&Workspace::new(dir.path()).unwrap());
-    (dir, store)
-}
+use super::{rec, setup};
 
 /// Every file in `.memory` and `.memory/archive` (as `archive/<name>`), name → content: the
 /// whole on-disk state, to compare before/after.
