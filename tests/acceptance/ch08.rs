@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use agent_compaction::CompactionConfig;
 use agent_core::scripted::ScriptStep;
 use agent_core::{
-    Message, ModelClient, ModelError, ModelReply, ModelRequest, ScriptedModel, validate_pairing,
+    AgentEvent, CollectingSink, CompactionKind, Message, ModelClient, ModelError, ModelReply,
+    ModelRequest, ScriptedModel, validate_pairing,
 };
 use agent_tools::Workspace;
 use agent_tutorial::Profile;
@@ -66,14 +67,17 @@ fn compacting_agent(
     dir: &std::path::Path,
     router: &Arc<Router>,
     byte_budget: usize,
-) -> agent_tutorial::Agent {
+) -> (agent_tutorial::Agent, Arc<CollectingSink>) {
+    let sink = Arc::new(CollectingSink::new());
     let mut deps = AgentDeps::new(router.clone(), Workspace::new(dir).unwrap());
+    deps.events = sink.clone();
     deps.compaction = CompactionConfig {
         byte_budget,
         ..CompactionConfig::default()
     };
     deps.max_turns = 100;
-    build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap()
+    let agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
+    (agent, sink)
 }
 
 #[async_trait]
@@ -106,7 +110,7 @@ async fn a_long_session_keeps_every_request_paired_and_under_budget() {
         .collect();
     replies.push(ModelReply::text("read it 64 times"));
     let router = Router::new(replies);
-    let mut agent = compacting_agent(dir.path(), &router, 8_000);
+    let (mut agent, events) = compacting_agent(dir.path(), &router, 8_000);
     let outcome = agent.run_turn("read big.txt many times").await.unwrap();
     assert_eq!(outcome.final_text, "read it 64 times");
     router.script.finish().unwrap();
@@ -123,8 +127,37 @@ async fn a_long_session_keeps_every_request_paired_and_under_budget() {
     assert_eq!(tool_results(agent.history())[0].len(), "c0: ".len() + 3_000);
     // The first request over budget was summarized; from then on each new prefix once.
     let summaries = router.summaries.load(Ordering::SeqCst);
-    assert_eq!(summaries, agent.summaries_made());
     assert!(summaries > 0);
+    // Each request sent with a summary was told as one: the numbers of the requests
+    // (0-based) that carry a summary and of those the events name are the same.
+    let mut sent = 0;
+    let mut told = Vec::new();
+    for event in events.events() {
+        match event {
+            AgentEvent::Compacted {
+                kind: CompactionKind::Summary,
+                before,
+                after,
+            } => {
+                assert!(after < before);
+                told.push(sent);
+            }
+            AgentEvent::RequestSent { .. } => sent += 1,
+            _ => {}
+        }
+    }
+    let with_summary: Vec<usize> = requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.messages
+                .iter()
+                .any(|m| m.text().starts_with("<conversation-summary>"))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!told.is_empty());
+    assert_eq!(told, with_summary);
     let last = requests.last().unwrap();
     let summary_messages: Vec<&Message> = last
         .messages
@@ -158,14 +191,15 @@ async fn an_unchanged_prefix_is_not_summarized_twice() {
         .chain([ModelReply::text("done")])
         .collect();
     let router = Router::new(replies);
-    let mut agent = compacting_agent(dir.path(), &router, 10_000);
+    let (mut agent, _events) = compacting_agent(dir.path(), &router, 10_000);
     agent.run_turn("go").await.unwrap();
-    let after_turn = agent.summaries_made();
+    let summaries_made = || router.summaries.load(Ordering::SeqCst);
+    let after_turn = summaries_made();
     // Building the next request twice for the same history: the prefix is the same both times.
     agent.preview_request("next").await.unwrap();
-    let once = agent.summaries_made();
+    let once = summaries_made();
     agent.preview_request("next").await.unwrap();
-    assert_eq!(agent.summaries_made(), once);
+    assert_eq!(summaries_made(), once);
     assert!(once <= after_turn + 1);
 }
 
