@@ -158,3 +158,33 @@ fn chapter_5_shows_the_plan_when_it_changes() {
             "[plan]\n  [x] read\n  [>] write\n  [ ] check\n[tool] todo_write {\"todos\":[{\"content\":\"read\",\"status\":\"completed\"},{\"content\":\"write\",\"status\":\"in_progress\"},{\"content\":\"check\",\"status\":\"pending\"}]}\n[result] ok: 1 lines, 123 bytes\n",
         ));
 }
+
+#[tokio::test]
+async fn each_reminder_sent_is_told_as_an_event_before_its_request() {
+    let dir = workspace();
+    let mut replies: Vec<ModelReply> = (1..=4).map(bash_round).collect();
+    replies.push(ModelReply::text("done"));
+    let (mut agent, _m, sink) = scripted_agent_with_events(5, dir.path(), replies);
+    agent.run_turn("work").await.unwrap();
+    // Three rounds without a plan: the fourth request (index 3) carries the one reminder.
+    let told: Vec<String> = sink
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReminderInjected { reminder } => Some(format!("reminder {reminder}")),
+            AgentEvent::RequestSent { index, .. } => Some(format!("request {index}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        told,
+        vec![
+            "request 0",
+            "request 1",
+            "request 2",
+            "reminder plan",
+            "request 3",
+            "request 4"
+        ]
+    );
+}

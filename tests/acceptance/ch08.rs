@@ -17,7 +17,9 @@ use serde_json::json;
 
 use agent_policy::StaticApproval;
 
-use crate::support::{call, scripted_agent_with, tool_results, tool_round, workspace};
+use crate::support::{
+    call, command, scripted_agent_with, tool_results, tool_round, workspace, write_script,
+};
 
 #[tokio::test]
 async fn a_large_result_goes_to_an_artifact_and_the_history_keeps_a_preview() {
@@ -257,4 +259,30 @@ async fn prompt_too_long_compacts_once_and_retries_once() {
         "the prompt is too long for the model: still too long"
     );
     model.finish().unwrap();
+}
+
+#[test]
+fn the_cli_shows_a_result_persisted_to_an_artifact() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("big.txt"), "z".repeat(48_000)).unwrap();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "big.txt"}}]},
+            {"content": "read"}
+        ]),
+    );
+    command("ch08", dir.path())
+        .args(["--prompt", "read big.txt", "--script"])
+        .arg(&script)
+        .assert()
+        .success()
+        .stdout("read\n")
+        // The batch's results are shaped after the whole batch ran, so the artifact line
+        // follows the `[result]` line.
+        .stderr(
+            "[tool] read_file {\"path\":\"big.txt\"}\n\
+             [result] ok: 1 lines, 48000 bytes\n\
+             [artifact] c1 -> .agent_tutorial/artifacts/c1.txt (48000 bytes)\n",
+        );
 }

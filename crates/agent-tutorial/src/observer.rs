@@ -184,3 +184,21 @@ pub fn render_plan(steps: &[PlanStep]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::CompactionKind;
+
+    #[test]
+    fn compaction_lines_name_the_kind_and_its_unit() {
+        assert_eq!(
+            compaction_line(CompactionKind::Summary, 120, 14),
+            "[compact] summary: 120 -> 14 messages"
+        );
+        assert_eq!(
+            compaction_line(CompactionKind::Micro, 50_000, 3_000),
+            "[compact] micro: 50000 -> 3000 bytes"
+        );
+    }
+}
