@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_core::{Message, ModelReply, PromptBlocked, RunError};
+use agent_core::{AgentEvent, CollectingSink, Message, ModelReply, PromptBlocked, RunError};
 use agent_hooks::{FnHook, Hook, HookError, HookEvent, HookEventKind, HookOutput};
 use agent_policy::StaticApproval;
 use serde_json::json;
@@ -264,7 +264,9 @@ async fn a_field_for_the_wrong_event_is_an_error_not_ignored() {
         ]),
         ModelReply::text("ok"),
     ];
+    let sink = Arc::new(CollectingSink::new());
     let (mut agent, _m) = scripted_agent_with(4, dir.path(), replies, |deps| {
+        deps.events = sink.clone();
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
         deps.hooks.register(
             HookEventKind::PreToolUse,
@@ -285,11 +287,19 @@ async fn a_field_for_the_wrong_event_is_an_error_not_ignored() {
             "c2: notes.txt".into(),
         ]
     );
+    let hook_failures: Vec<AgentEvent> = sink
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, AgentEvent::HookFailed { .. }))
+        .collect();
     assert_eq!(
-        agent.hook_errors(),
-        vec![
-            "PostToolUse hook `confused_post` failed: `block` is not a PostToolUse result field (allowed: updated_output, stop)"
-        ]
+        hook_failures,
+        vec![AgentEvent::HookFailed {
+            hook: "confused_post".into(),
+            event: "PostToolUse".into(),
+            message: "`block` is not a PostToolUse result field (allowed: updated_output, stop)"
+                .into(),
+        }]
     );
 }
 

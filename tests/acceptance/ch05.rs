@@ -1,17 +1,19 @@
 //! Chapter 5: `todo_write` and the stale-plan reminder.
 
-use agent_core::{Message, ModelReply};
-use agent_tools::todo::{REMINDER_TEXT, TodoItem, TodoStatus};
+use agent_core::{AgentEvent, Message, ModelReply, PlanStep, StepStatus};
+use agent_tools::todo::REMINDER_TEXT;
 use serde_json::json;
 
 use predicates::prelude::*;
 
 use crate::support::{command, write_script};
 
-use crate::support::{call, scripted_agent, tool_results, tool_round, workspace};
+use crate::support::{
+    call, scripted_agent, scripted_agent_with_events, tool_results, tool_round, workspace,
+};
 
-fn item(content: &str, status: TodoStatus) -> TodoItem {
-    TodoItem {
+fn item(content: &str, status: StepStatus) -> PlanStep {
+    PlanStep {
         content: content.into(),
         status,
     }
@@ -53,7 +55,7 @@ async fn todo_write_replaces_the_whole_list_and_accepts_a_json_string() {
         ]),
         ModelReply::text("ok"),
     ];
-    let (mut agent, _m) = scripted_agent(5, dir.path(), replies);
+    let (mut agent, _m, sink) = scripted_agent_with_events(5, dir.path(), replies);
     agent.run_turn("plan").await.unwrap();
     let results = tool_results(agent.history());
     assert_eq!(
@@ -67,10 +69,21 @@ async fn todo_write_replaces_the_whole_list_and_accepts_a_json_string() {
             "c6: Error [invalid_arguments]: $.todos: the string is not a JSON list (expected ident at line 1 column 2)".into(),
         ]
     );
-    // Failed writes leave the last good list in place.
+    let plans: Vec<AgentEvent> = sink
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, AgentEvent::PlanUpdated(_)))
+        .collect();
+    // Failed writes are not plans: the last good list stays the last one told.
     assert_eq!(
-        agent.todos(),
-        vec![item("summarize", TodoStatus::Completed)]
+        plans,
+        vec![
+            AgentEvent::PlanUpdated(vec![
+                item("read notes", StepStatus::InProgress),
+                item("summarize", StepStatus::Pending),
+            ]),
+            AgentEvent::PlanUpdated(vec![item("summarize", StepStatus::Completed)]),
+        ]
     );
 }
 
@@ -144,4 +157,34 @@ fn chapter_5_shows_the_plan_when_it_changes() {
         .stderr(predicate::str::ends_with(
             "[plan]\n  [x] read\n  [>] write\n  [ ] check\n[tool] todo_write {\"todos\":[{\"content\":\"read\",\"status\":\"completed\"},{\"content\":\"write\",\"status\":\"in_progress\"},{\"content\":\"check\",\"status\":\"pending\"}]}\n[result] ok: 1 lines, 123 bytes\n",
         ));
+}
+
+#[tokio::test]
+async fn each_reminder_sent_is_told_as_an_event_before_its_request() {
+    let dir = workspace();
+    let mut replies: Vec<ModelReply> = (1..=4).map(bash_round).collect();
+    replies.push(ModelReply::text("done"));
+    let (mut agent, _m, sink) = scripted_agent_with_events(5, dir.path(), replies);
+    agent.run_turn("work").await.unwrap();
+    // Three rounds without a plan: the fourth request (index 3) carries the one reminder.
+    let told: Vec<String> = sink
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReminderInjected { reminder } => Some(format!("reminder {reminder}")),
+            AgentEvent::RequestSent { index, .. } => Some(format!("request {index}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        told,
+        vec![
+            "request 0",
+            "request 1",
+            "request 2",
+            "reminder plan",
+            "request 3",
+            "request 4"
+        ]
+    );
 }

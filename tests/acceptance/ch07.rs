@@ -78,7 +78,14 @@ async fn without_skills_the_prompt_says_so_and_a_new_skill_needs_a_rebuild() {
             .ends_with("\n(No workspace skills are available.)")
     );
     let (rebuilt, _m) = scripted_agent(7, dir.path(), vec![]);
-    assert_eq!(rebuilt.skills().entries().len(), 2);
+    let request = rebuilt.preview_request("hi").await.unwrap();
+    assert!(
+        request.messages[0].text().ends_with(
+            "\n- **commit-message**: Write a git commit message that says what changed and why\n- **rust-test**: Add a focused Rust test that fails before the fix and passes after"
+        ),
+        "{}",
+        request.messages[0].text()
+    );
 }
 
 #[test]

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use agent_compaction::CompactionConfig;
 use agent_core::scripted::ScriptStep;
 use agent_core::{
-    Message, ModelClient, ModelError, ModelReply, ModelRequest, ScriptedModel, validate_pairing,
+    AgentEvent, CollectingSink, CompactionKind, Message, ModelClient, ModelError, ModelReply,
+    ModelRequest, ScriptedModel, validate_pairing,
 };
 use agent_tools::Workspace;
 use agent_tutorial::Profile;
@@ -16,7 +17,9 @@ use serde_json::json;
 
 use agent_policy::StaticApproval;
 
-use crate::support::{call, scripted_agent_with, tool_results, tool_round, workspace};
+use crate::support::{
+    call, command, scripted_agent_with, tool_results, tool_round, workspace, write_script,
+};
 
 #[tokio::test]
 async fn a_large_result_goes_to_an_artifact_and_the_history_keeps_a_preview() {
@@ -66,14 +69,17 @@ fn compacting_agent(
     dir: &std::path::Path,
     router: &Arc<Router>,
     byte_budget: usize,
-) -> agent_tutorial::Agent {
+) -> (agent_tutorial::Agent, Arc<CollectingSink>) {
+    let sink = Arc::new(CollectingSink::new());
     let mut deps = AgentDeps::new(router.clone(), Workspace::new(dir).unwrap());
+    deps.events = sink.clone();
     deps.compaction = CompactionConfig {
         byte_budget,
         ..CompactionConfig::default()
     };
     deps.max_turns = 100;
-    build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap()
+    let agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
+    (agent, sink)
 }
 
 #[async_trait]
@@ -106,7 +112,7 @@ async fn a_long_session_keeps_every_request_paired_and_under_budget() {
         .collect();
     replies.push(ModelReply::text("read it 64 times"));
     let router = Router::new(replies);
-    let mut agent = compacting_agent(dir.path(), &router, 8_000);
+    let (mut agent, events) = compacting_agent(dir.path(), &router, 8_000);
     let outcome = agent.run_turn("read big.txt many times").await.unwrap();
     assert_eq!(outcome.final_text, "read it 64 times");
     router.script.finish().unwrap();
@@ -123,8 +129,37 @@ async fn a_long_session_keeps_every_request_paired_and_under_budget() {
     assert_eq!(tool_results(agent.history())[0].len(), "c0: ".len() + 3_000);
     // The first request over budget was summarized; from then on each new prefix once.
     let summaries = router.summaries.load(Ordering::SeqCst);
-    assert_eq!(summaries, agent.summaries_made());
     assert!(summaries > 0);
+    // Each request sent with a summary was told as one: the numbers of the requests
+    // (0-based) that carry a summary and of those the events name are the same.
+    let mut sent = 0;
+    let mut told = Vec::new();
+    for event in events.events() {
+        match event {
+            AgentEvent::Compacted {
+                kind: CompactionKind::Summary,
+                before,
+                after,
+            } => {
+                assert!(after < before);
+                told.push(sent);
+            }
+            AgentEvent::RequestSent { .. } => sent += 1,
+            _ => {}
+        }
+    }
+    let with_summary: Vec<usize> = requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.messages
+                .iter()
+                .any(|m| m.text().starts_with("<conversation-summary>"))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!told.is_empty());
+    assert_eq!(told, with_summary);
     let last = requests.last().unwrap();
     let summary_messages: Vec<&Message> = last
         .messages
@@ -158,14 +193,15 @@ async fn an_unchanged_prefix_is_not_summarized_twice() {
         .chain([ModelReply::text("done")])
         .collect();
     let router = Router::new(replies);
-    let mut agent = compacting_agent(dir.path(), &router, 10_000);
+    let (mut agent, _events) = compacting_agent(dir.path(), &router, 10_000);
     agent.run_turn("go").await.unwrap();
-    let after_turn = agent.summaries_made();
+    let summaries_made = || router.summaries.load(Ordering::SeqCst);
+    let after_turn = summaries_made();
     // Building the next request twice for the same history: the prefix is the same both times.
     agent.preview_request("next").await.unwrap();
-    let once = agent.summaries_made();
+    let once = summaries_made();
     agent.preview_request("next").await.unwrap();
-    assert_eq!(agent.summaries_made(), once);
+    assert_eq!(summaries_made(), once);
     assert!(once <= after_turn + 1);
 }
 
@@ -223,4 +259,30 @@ async fn prompt_too_long_compacts_once_and_retries_once() {
         "the prompt is too long for the model: still too long"
     );
     model.finish().unwrap();
+}
+
+#[test]
+fn the_cli_shows_a_result_persisted_to_an_artifact() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("big.txt"), "z".repeat(48_000)).unwrap();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "big.txt"}}]},
+            {"content": "read"}
+        ]),
+    );
+    command("ch08", dir.path())
+        .args(["--prompt", "read big.txt", "--script"])
+        .arg(&script)
+        .assert()
+        .success()
+        .stdout("read\n")
+        // The batch's results are shaped after the whole batch ran, so the artifact line
+        // follows the `[result]` line.
+        .stderr(
+            "[tool] read_file {\"path\":\"big.txt\"}\n\
+             [result] ok: 1 lines, 48000 bytes\n\
+             [artifact] c1 -> .agent_tutorial/artifacts/c1.txt (48000 bytes)\n",
+        );
 }

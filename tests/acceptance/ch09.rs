@@ -1,10 +1,12 @@
 //! Chapter 9: file memory, injected as its own system message.
 
-use agent_core::{Message, ModelReply};
+use agent_core::{AgentEvent, Message, ModelReply};
 use predicates::prelude::*;
 use serde_json::json;
 
-use crate::support::{command, scripted_agent, workspace, write_script};
+use crate::support::{
+    command, memory_events, scripted_agent, scripted_agent_with_events, workspace, write_script,
+};
 
 const RECORD: &str = r#"[{"name": "prefers-tabs", "type": "feedback", "description": "The user wants Rust indented with tabs", "body": "Use tabs, never spaces, in .rs files."}]"#;
 const BLOCK: &str = "<relevant_memories>\n## prefers-tabs (feedback)\nThe user wants Rust indented with tabs\nUse tabs, never spaces, in .rs files.\n</relevant_memories>";
@@ -20,7 +22,7 @@ fn count(messages: &[Message], needle: &str) -> usize {
 async fn one_instance_extracts_and_the_next_one_selects_the_memory_as_its_own_message() {
     let dir = workspace();
     // First instance: no memories yet (no selector call), the answer, then the extraction.
-    let (mut first, model) = scripted_agent(
+    let (mut first, model, events) = scripted_agent_with_events(
         9,
         dir.path(),
         vec![ModelReply::text("Noted: tabs."), ModelReply::text(RECORD)],
@@ -34,9 +36,15 @@ async fn one_instance_extracts_and_the_next_one_selects_the_memory_as_its_own_me
         "Noted: tabs."
     );
     model.finish().unwrap();
+    // No memories yet: nothing selected (and no selector call); then the extraction.
     assert_eq!(
-        first.memory().unwrap().report().extracted,
-        vec!["prefers-tabs"]
+        memory_events(&events.events()),
+        vec![
+            AgentEvent::MemorySelected { names: vec![] },
+            AgentEvent::MemoryExtracted {
+                names: vec!["prefers-tabs".into()]
+            },
+        ]
     );
 
     // Second instance, same workspace: selector, answer, extraction (nothing new).
@@ -66,7 +74,7 @@ async fn one_instance_extracts_and_the_next_one_selects_the_memory_as_its_own_me
 #[tokio::test]
 async fn memory_failures_never_break_the_answer() {
     let dir = workspace();
-    let (mut agent, _m) = scripted_agent(
+    let (mut agent, _m, events) = scripted_agent_with_events(
         9,
         dir.path(),
         vec![
@@ -76,10 +84,15 @@ async fn memory_failures_never_break_the_answer() {
     );
     let outcome = agent.run_turn("hello").await.unwrap();
     assert_eq!(outcome.final_text, "The answer.");
-    let error = agent.memory().unwrap().last_error().unwrap();
+    let memory = memory_events(&events.events());
+    let [selected, extracted, AgentEvent::MemoryFailed { message }] = &memory[..] else {
+        panic!("{memory:?}");
+    };
+    assert_eq!(selected, &AgentEvent::MemorySelected { names: vec![] });
+    assert_eq!(extracted, &AgentEvent::MemoryExtracted { names: vec![] });
     assert!(
-        error.starts_with("extraction failed, nothing saved: the reply is not valid"),
-        "{error}"
+        message.starts_with("extraction failed, nothing saved: the reply is not valid"),
+        "{message}"
     );
     assert!(!dir.path().join(".memory/MEMORY.md").exists());
 }

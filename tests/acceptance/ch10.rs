@@ -2,7 +2,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use agent_core::{Message, ModelReply, ModelRequest, ToolEffect, ToolRegistry, ToolSpec};
+use agent_core::{
+    AgentEvent, CacheUse, Message, ModelReply, ModelRequest, ToolEffect, ToolRegistry, ToolSpec,
+};
 use agent_hooks::{FnHook, HookError, HookEventKind, HookOutput};
 use agent_memory::{MemoryRecord, MemoryStore, MemoryType};
 use agent_tools::Workspace;
@@ -10,11 +12,20 @@ use serde_json::json;
 
 use crate::ch07::install_example_skills;
 use crate::support::{
-    call, command, scripted_agent, scripted_agent_with, stderr_of, stdout_of, tool_round,
-    transcript, workspace,
+    call, command, scripted_agent_with, scripted_agent_with_events, stderr_of, stdout_of,
+    tool_round, transcript, workspace,
 };
 
 const BLOCK: &str = "<relevant_memories>\n## prefers-tabs (feedback)\nThe user wants Rust indented with tabs\nUse tabs, never spaces, in .rs files.\n</relevant_memories>";
+
+/// The prompt assemblies among `events`.
+fn prompt_events(events: &[AgentEvent]) -> Vec<AgentEvent> {
+    events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::PromptAssembled { .. }))
+        .cloned()
+        .collect()
+}
 
 fn seed_memory(dir: &std::path::Path) {
     MemoryStore::open(&Workspace::new(dir).unwrap())
@@ -63,7 +74,7 @@ async fn p10_renders_memory_into_the_prompt_once_per_request() {
     let dir = workspace();
     seed_memory(dir.path());
     install_example_skills(dir.path());
-    let (mut agent, model) = scripted_agent(10, dir.path(), session());
+    let (mut agent, model, events) = scripted_agent_with_events(10, dir.path(), session());
     agent.run_turn("Does main.rs use tabs?").await.unwrap();
     model.finish().unwrap();
     let requests = model.requests();
@@ -105,7 +116,18 @@ async fn p10_renders_memory_into_the_prompt_once_per_request() {
         ]
     );
     // Three requests, one assembly: the other two were cache hits.
-    assert_eq!(agent.prompt_cache_hits(), Some(2));
+    let assembled = |cache| AgentEvent::PromptAssembled {
+        bytes: prompt.len(),
+        cache,
+    };
+    assert_eq!(
+        prompt_events(&events.events()),
+        vec![
+            assembled(CacheUse::Miss),
+            assembled(CacheUse::Hit),
+            assembled(CacheUse::Hit)
+        ]
+    );
     insta::assert_snapshot!(transcript(&requests, dir.path()));
 }
 
@@ -113,7 +135,7 @@ async fn p10_renders_memory_into_the_prompt_once_per_request() {
 async fn the_same_session_on_p09_sends_the_block_as_its_own_message() {
     let dir = workspace();
     seed_memory(dir.path());
-    let (mut agent, model) = scripted_agent(9, dir.path(), session());
+    let (mut agent, model, events) = scripted_agent_with_events(9, dir.path(), session());
     agent.run_turn("Does main.rs use tabs?").await.unwrap();
     let requests = model.requests();
     for request in &requests[1..4] {
@@ -121,7 +143,7 @@ async fn the_same_session_on_p09_sends_the_block_as_its_own_message() {
         assert_eq!(request.messages[1], Message::system(BLOCK));
         assert!(!request.messages[0].text().contains("<relevant_memories>"));
     }
-    assert_eq!(agent.prompt_cache_hits(), None);
+    assert_eq!(prompt_events(&events.events()), vec![]);
     insta::assert_snapshot!(transcript(&requests, dir.path()));
 }
 

@@ -3,7 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_core::{ModelReply, ModelRequest, ScriptedModel, ToolCall, validate_pairing};
+use agent_core::{
+    AgentEvent, CollectingSink, ModelReply, ModelRequest, ScriptedModel, ToolCall, validate_pairing,
+};
 use agent_tools::Workspace;
 use agent_tutorial::Profile;
 use agent_tutorial::{Agent, AgentDeps, build_agent, render};
@@ -69,6 +71,35 @@ pub fn scripted_agent_with(
     adjust(&mut deps);
     let agent = build_agent(Profile::for_chapter(chapter).unwrap(), deps).unwrap();
     (agent, model)
+}
+
+/// Like [`scripted_agent`], with every event of the run collected.
+pub fn scripted_agent_with_events(
+    chapter: u8,
+    dir: &Path,
+    replies: Vec<ModelReply>,
+) -> (Agent, Arc<ScriptedModel>, Arc<CollectingSink>) {
+    let sink = Arc::new(CollectingSink::new());
+    let (agent, model) = scripted_agent_with(chapter, dir, replies, |deps| {
+        deps.events = sink.clone();
+    });
+    (agent, model, sink)
+}
+
+/// The memory events among `events`, in order.
+pub fn memory_events(events: &[AgentEvent]) -> Vec<AgentEvent> {
+    events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                AgentEvent::MemorySelected { .. }
+                    | AgentEvent::MemoryExtracted { .. }
+                    | AgentEvent::MemoryFailed { .. }
+            )
+        })
+        .cloned()
+        .collect()
 }
 
 /// The `tool` results of a history, as `id: text`.

@@ -4,26 +4,19 @@
 use std::sync::Arc;
 
 use crate::Profile;
-use agent_compaction::Compactor;
 use agent_core::{AgentRunner, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome};
-use agent_hooks::HookRegistry;
 use agent_memory::MemorySession;
-use agent_prompting::DynamicPromptRenderer;
-use agent_skills::SkillCatalog;
-use agent_tools::todo::{self, TodoList};
 
-/// A built agent: the runner for its profile and the conversation so far.
+/// A built agent: the runner for its profile and the conversation so far. What its features do
+/// during a run (plan, hooks, compaction, memory, prompt) is told to the event sink it was
+/// built with, not kept here.
 #[derive(Debug)]
 pub struct Agent {
     pub(crate) profile: Profile,
     pub(crate) runner: AgentRunner,
     pub(crate) history: Vec<Message>,
-    pub(crate) todo: Arc<TodoList>,
-    pub(crate) hooks: Arc<HookRegistry>,
-    pub(crate) skills: Arc<SkillCatalog>,
-    pub(crate) compactor: Option<Arc<Compactor>>,
+    /// The per-turn lifecycle around the loop (chapter 9 on); what it does is told as events.
     pub(crate) memory: Option<Arc<MemorySession>>,
-    pub(crate) renderer: Option<Arc<DynamicPromptRenderer>>,
 }
 
 impl Agent {
@@ -39,39 +32,9 @@ impl Agent {
         &self.history
     }
 
-    /// The current plan (chapter 5).
-    pub fn todos(&self) -> Vec<todo::TodoItem> {
-        self.todo.items()
-    }
-
-    /// Hook failures that were reported rather than enforced (chapter 4).
-    pub fn hook_errors(&self) -> Vec<String> {
-        self.hooks.errors()
-    }
-
-    /// The skill catalog scanned when the agent was built (chapter 7).
-    pub fn skills(&self) -> &SkillCatalog {
-        &self.skills
-    }
-
-    /// How many compaction summaries the model was asked for (chapter 8).
-    pub fn summaries_made(&self) -> usize {
-        self.compactor.as_ref().map_or(0, |c| c.summaries_made())
-    }
-
-    /// How many system prompts the dynamic renderer served from its cache (chapter 10).
-    pub fn prompt_cache_hits(&self) -> Option<usize> {
-        self.renderer.as_ref().map(|r| r.cache_hits())
-    }
-
-    /// The memory session (chapter 9 on).
-    pub fn memory(&self) -> Option<&Arc<MemorySession>> {
-        self.memory.as_ref()
-    }
-
     /// Runs one user turn, keeping the history for the next. With memory (chapter 9 on):
-    /// select before the turn, extract and consolidate after it. Memory failures are recorded
-    /// in the session and never change the outcome.
+    /// select before the turn, extract and consolidate after it. Memory failures are told as
+    /// events and never change the outcome.
     pub async fn run_turn(&mut self, prompt: &str) -> Result<TurnOutcome, RunError> {
         let Some(memory) = self.memory.clone() else {
             return self.runner.run_turn(&mut self.history, prompt).await;
@@ -81,15 +44,6 @@ impl Agent {
         let outcome = self.runner.run_turn(&mut self.history, prompt).await?;
         memory.complete(&self.history[start..]).await;
         Ok(outcome)
-    }
-
-    /// [`Agent::preview_request`] after selecting memories for `prompt` as a turn would — by
-    /// keywords, since a preview never calls a model.
-    pub async fn preview_turn(&self, prompt: &str) -> Result<ModelRequest, RunError> {
-        if let Some(memory) = &self.memory {
-            memory.select_by_keywords(prompt);
-        }
-        self.preview_request(prompt).await
     }
 
     /// The request the next turn would send first, without calling the model.

@@ -10,10 +10,10 @@ use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compacto
 use agent_hooks::HookRegistry;
 
 pub use crate::agent::Agent;
-use agent_core::seams::{AllowAll, NoHooks, Silent};
+use agent_core::seams::{AllowAll, NoHooks};
 use agent_core::{
-    AgentRunner, FixedPrompt, ModelClient, PermissionGate, RegistryError, RunObserver,
-    SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
+    AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents, PermissionGate,
+    RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
 use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
 use agent_policy::{
@@ -40,7 +40,8 @@ pub const SUBAGENT_SYSTEM_PROMPT: &str = include_str!("../prompts/subagent_syste
 pub struct AgentDeps {
     pub model: Arc<dyn ModelClient>,
     pub workspace: Workspace,
-    pub observer: Arc<dyn RunObserver>,
+    /// Receives what happens during a run: the loop's events and each feature's.
+    pub events: Arc<dyn EventSink>,
     pub max_turns: usize,
     /// Make the last allowed request a tool-less "answer now" request.
     pub final_answer: bool,
@@ -74,7 +75,7 @@ impl AgentDeps {
         Self {
             model,
             workspace,
-            observer: Arc::new(Silent),
+            events: Arc::new(NoEvents),
             max_turns: agent_core::runner::DEFAULT_MAX_TURNS,
             final_answer: false,
             bash: BashConfig::default(),
@@ -217,13 +218,13 @@ struct ChildParts {
     skills: Arc<SkillCatalog>,
     gate: Arc<dyn PermissionGate>,
     hooks: Arc<dyn TurnHooks>,
-    observer: Arc<dyn RunObserver>,
+    events: Events,
 }
 
 impl ChildParts {
     fn runner(&self) -> Result<AgentRunner, ChildBuildError> {
         // `base_tools` never adds `task`: a subagent cannot start subagents.
-        let todo = Arc::new(TodoList::default());
+        let todo = Arc::new(TodoList::new(self.events.clone()));
         let registry = base_tools(
             self.profile,
             &self.workspace,
@@ -240,23 +241,54 @@ impl ChildParts {
         .max_turns(SUBAGENT_MAX_TURNS)
         .gate(self.gate.clone())
         .hooks(self.hooks.clone())
-        .observer(self.observer.clone());
+        .events(self.events.sink().clone());
         if self.profile.has(Capability::Todo) {
-            child = child.processor(Arc::new(TodoReminder::default()));
+            child = child.processor(Arc::new(TodoReminder::new(self.events.clone())));
         }
         Ok(child.build())
     }
 }
 
+/// Which memories a new agent starts with selected (chapter 9 on).
+#[derive(Debug, Clone, Copy)]
+enum StartSelection<'a> {
+    /// None: each turn selects its own.
+    Empty,
+    /// What a turn with this prompt would select by keywords, for a preview that never calls
+    /// a model and never changes a live session.
+    KeywordsFor(&'a str),
+}
+
 /// Builds the agent for `profile`.
 pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildError> {
+    build(profile, deps, StartSelection::Empty)
+}
+
+/// Builds an agent whose next request shows what a first turn with `prompt` would send, memories
+/// selected by keywords: for `agent-tutorial prompt`. Nothing of another agent is touched.
+pub fn build_preview_agent(
+    profile: Profile,
+    deps: AgentDeps,
+    prompt: &str,
+) -> Result<Agent, BuildError> {
+    build(profile, deps, StartSelection::KeywordsFor(prompt))
+}
+
+fn build(
+    profile: Profile,
+    deps: AgentDeps,
+    start: StartSelection<'_>,
+) -> Result<Agent, BuildError> {
     let workspace = deps.workspace.clone();
+    let events = Events::new(deps.events.clone());
     let gate: Arc<dyn PermissionGate> = if profile.has(Capability::Policy) {
         Arc::new(permission_gate(&workspace, &deps))
     } else {
         Arc::new(AllowAll)
     };
-    let hooks = Arc::new(deps.hooks);
+    let mut hooks = deps.hooks;
+    hooks.set_events(events.clone());
+    let hooks = Arc::new(hooks);
     let turn_hooks: Arc<dyn TurnHooks> = if profile.has(Capability::Hooks) {
         hooks.clone()
     } else {
@@ -269,7 +301,7 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
     } else {
         SkillCatalog::default()
     });
-    let todo = Arc::new(TodoList::default());
+    let todo = Arc::new(TodoList::new(events.clone()));
     let mut tools = base_tools(profile, &workspace, deps.bash, &todo, &skills);
     if profile.has(Capability::Subagent) {
         let child = ChildParts {
@@ -280,7 +312,7 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
             skills: skills.clone(),
             gate: gate.clone(),
             hooks: turn_hooks.clone(),
-            observer: deps.observer.clone(),
+            events: events.clone(),
         };
         tools = tools.tool(
             subagent::spec(),
@@ -296,48 +328,47 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
         } else {
             MemoryDelivery::OwnMessage
         };
-        Arc::new(MemorySession::new(
-            MemoryStore::open(&workspace),
-            deps.model.clone(),
-            delivery,
-        ))
-    });
-    let (prompt, renderer): (Arc<dyn SystemPromptProvider>, _) =
-        if profile.has(Capability::DynamicPrompt) {
-            let provider = dynamic_prompt(profile, &workspace, &tools, &skills, memory.as_ref())?;
-            let renderer = provider.renderer().clone();
-            (Arc::new(provider), Some(renderer))
-        } else {
-            (fixed_system_prompt(profile, &workspace, &skills), None)
+        let session =
+            MemorySession::new(MemoryStore::open(&workspace), deps.model.clone(), delivery)
+                .events(events.clone());
+        let selected = match start {
+            StartSelection::Empty => Vec::new(),
+            StartSelection::KeywordsFor(prompt) => {
+                session.select_by_keywords(prompt).unwrap_or_else(|err| {
+                    // The preview then shows no memory, as a turn whose load failed would.
+                    tracing::warn!("memory: cannot load memories: {err}");
+                    Vec::new()
+                })
+            }
         };
+        Arc::new(session.with_selection(selected))
+    });
+    let prompt: Arc<dyn SystemPromptProvider> = if profile.has(Capability::DynamicPrompt) {
+        let provider = dynamic_prompt(profile, &workspace, &tools, &skills, memory.as_ref())?;
+        Arc::new(provider.events(events.clone()))
+    } else {
+        fixed_system_prompt(profile, &workspace, &skills)
+    };
 
     let mut runner = AgentRunner::builder(deps.model.clone(), tools, prompt)
         .max_turns(deps.max_turns)
         .final_answer(deps.final_answer)
         .gate(gate)
         .hooks(turn_hooks)
-        .observer(deps.observer);
+        .events(deps.events.clone());
     // Processor order matters: the reminder counts rounds in the full history; compaction
     // shapes the conversation; the memory message goes in last, so it is never compacted.
     if profile.has(Capability::Todo) {
-        runner = runner.processor(Arc::new(TodoReminder::default()));
+        runner = runner.processor(Arc::new(TodoReminder::new(events.clone())));
     }
     if profile.has(Capability::Artifacts) {
-        runner = runner.shaper(Arc::new(ArtifactStore::new(
-            workspace.clone(),
-            deps.artifacts,
-        )));
+        let store = ArtifactStore::new(workspace.clone(), deps.artifacts).events(events.clone());
+        runner = runner.shaper(Arc::new(store));
     }
-    let compactor = profile.has(Capability::Compaction).then(|| {
-        Arc::new(Compactor::new(
-            deps.model.clone(),
-            workspace.clone(),
-            deps.compaction,
-        ))
-    });
-    if let Some(compactor) = &compactor {
+    if profile.has(Capability::Compaction) {
+        let compactor = Compactor::new(deps.model.clone(), workspace.clone(), deps.compaction);
         runner = runner
-            .processor(compactor.clone())
+            .processor(Arc::new(compactor.events(events.clone())))
             .overflow(Arc::new(OverflowSnip { keep_groups: 2 }));
     }
     // Only a session that delivers its own message needs the injector; in chapter 10 the
@@ -352,12 +383,7 @@ pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildErro
         profile,
         runner: runner.build(),
         history: Vec::new(),
-        todo,
-        hooks,
-        skills,
-        compactor,
         memory,
-        renderer,
     })
 }
 

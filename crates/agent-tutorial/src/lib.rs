@@ -13,5 +13,5 @@ pub mod observer;
 pub mod profile;
 pub mod render;
 
-pub use bootstrap::{Agent, AgentDeps, BuildError, build_agent};
+pub use bootstrap::{Agent, AgentDeps, BuildError, build_agent, build_preview_agent};
 pub use profile::{Capability, Profile, ProfileError, Status};

@@ -1,24 +1,26 @@
-//! What the CLI shows on stderr while a turn runs: each tool call and a one-line result.
+//! What the CLI shows on stderr while a turn runs: it renders the run's events, one short
+//! line each, so stdout carries only the final answer.
 
 use std::io::Write;
+use std::sync::{Mutex, PoisonError};
 
-use agent_core::{ModelReply, RunObserver, ToolCall, ToolFailure};
+use agent_core::{AgentEvent, EventSink, ModelReply, PlanStep, StepStatus, ToolFailure};
 use agent_policy::escape_controls;
-use agent_tools::todo::TodoWrite;
 
-/// Prints tool activity to stderr, so stdout carries only the final answer; with `--record`,
-/// also appends every request as one JSON line.
+/// Renders events on stderr; with `--record`, also appends every request as one JSON line.
 #[derive(Debug, Default)]
 pub struct CliObserver {
-    record: Option<std::sync::Mutex<std::fs::File>>,
-    /// The plan last shown, so an unchanged `todo_write` prints nothing.
-    plan: std::sync::Mutex<String>,
+    record: Option<Mutex<std::fs::File>>,
+    /// The plan last shown, so an unchanged plan prints nothing.
+    plan: Mutex<String>,
+    /// A plan written by the tool running now: shown after that tool's `[result]` line.
+    pending_plan: Mutex<Option<String>>,
 }
 
 impl CliObserver {
     pub fn new(record: Option<&std::path::Path>) -> std::io::Result<Self> {
         let record = match record {
-            Some(path) => Some(std::sync::Mutex::new(
+            Some(path) => Some(Mutex::new(
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
@@ -28,7 +30,8 @@ impl CliObserver {
         };
         Ok(Self {
             record,
-            plan: std::sync::Mutex::default(),
+            plan: Mutex::default(),
+            pending_plan: Mutex::default(),
         })
     }
 }
@@ -64,43 +67,28 @@ pub fn summarize(result: &Result<String, ToolFailure>) -> String {
     }
 }
 
-impl RunObserver for CliObserver {
-    fn on_request(&self, _index: usize, request: &agent_core::ModelRequest) {
+impl CliObserver {
+    fn record(&self, request: &agent_core::ModelRequest) {
         let Some(file) = &self.record else {
             return;
         };
-        let mut file = file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut file = file.lock().unwrap_or_else(PoisonError::into_inner);
         if let Ok(line) = serde_json::to_string(request) {
             let _ = writeln!(file, "{line}");
         }
     }
 
-    fn on_reply(&self, reply: &ModelReply) {
-        if let Some(notice) = reply_notice(reply) {
-            let _ = writeln!(std::io::stderr(), "{notice}");
-        }
-    }
-
-    fn on_tool_call(&self, call: &ToolCall) {
-        let _ = writeln!(
-            std::io::stderr(),
-            "[tool] {} {}",
-            call.name,
-            one_line(&call.arguments, 160)
-        );
-    }
-
-    fn on_tool_result(&self, call: &ToolCall, result: &Result<String, ToolFailure>) {
+    /// `[result]`, then the plan the call wrote if it differs from the one last shown.
+    fn tool_finished(&self, result: &Result<String, ToolFailure>) {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "[result] {}", summarize(result));
-        if let (Ok(text), TodoWrite::NAME) = (result, call.name.as_str()) {
-            let plan = render_plan(text);
-            let mut last = self
-                .plan
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let pending = self
+            .pending_plan
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(plan) = pending {
+            let mut last = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
             if *last != plan {
                 let _ = write!(err, "{plan}");
                 *last = plan;
@@ -109,19 +97,108 @@ impl RunObserver for CliObserver {
     }
 }
 
-/// The plan as `todo_write` stored it (its result is the list as JSON), one line per step.
-pub fn render_plan(json: &str) -> String {
-    let Ok(items) = serde_json::from_str::<Vec<agent_tools::todo::TodoItem>>(json) else {
-        return String::new();
-    };
-    let mut out = String::from("[plan]\n");
-    for item in items {
-        let mark = match item.status {
-            agent_tools::todo::TodoStatus::Completed => "[x]",
-            agent_tools::todo::TodoStatus::InProgress => "[>]",
-            agent_tools::todo::TodoStatus::Pending => "[ ]",
+/// `summary: 120 -> 14 messages`.
+pub fn compaction_line(kind: agent_core::CompactionKind, before: usize, after: usize) -> String {
+    format!(
+        "[compact] {}: {before} -> {after} {}",
+        kind.name(),
+        kind.unit()
+    )
+}
+
+impl EventSink for CliObserver {
+    fn emit(&self, event: &AgentEvent) {
+        let line = match event {
+            AgentEvent::RequestSent { request, .. } => return self.record(request),
+            AgentEvent::ReplyReceived(reply) => match reply_notice(reply) {
+                Some(notice) => notice.to_string(),
+                None => return,
+            },
+            AgentEvent::ToolStarted(call) => {
+                format!("[tool] {} {}", call.name, one_line(&call.arguments, 160))
+            }
+            AgentEvent::ToolFinished { result, .. } => return self.tool_finished(result),
+            AgentEvent::PlanUpdated(steps) => {
+                *self
+                    .pending_plan
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(render_plan(steps));
+                return;
+            }
+            // Through the log, as before events: the level filter (`-v`, RUST_LOG) applies.
+            AgentEvent::HookFailed {
+                hook,
+                event,
+                message,
+            } => {
+                tracing::warn!("{event} hook `{hook}` failed: {message}");
+                return;
+            }
+            AgentEvent::ResultPersisted {
+                call_id,
+                path,
+                bytes,
+            } => format!(
+                "[artifact] {} -> {} ({bytes} bytes)",
+                one_line(call_id, 80),
+                one_line(path, 200)
+            ),
+            AgentEvent::Compacted {
+                kind,
+                before,
+                after,
+            } => compaction_line(*kind, *before, *after),
+            AgentEvent::ReminderInjected { reminder } => format!("[reminder] {reminder}"),
+            AgentEvent::MemorySelected { names } => format!("[memory] selected: {}", list(names)),
+            AgentEvent::MemoryExtracted { names } => {
+                format!("[memory] extracted: {}", list(names))
+            }
+            AgentEvent::MemoryFailed { message } => {
+                format!("[memory] error: {}", escape_controls(message))
+            }
+            _ => return,
         };
-        out.push_str(&format!("  {mark} {}\n", item.content));
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+}
+
+/// Names, comma-separated, or `(none)`.
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "(none)".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The plan, one line per step.
+pub fn render_plan(steps: &[PlanStep]) -> String {
+    let mut out = String::from("[plan]\n");
+    for step in steps {
+        let mark = match step.status {
+            StepStatus::Completed => "[x]",
+            StepStatus::InProgress => "[>]",
+            StepStatus::Pending => "[ ]",
+        };
+        out.push_str(&format!("  {mark} {}\n", step.content));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::CompactionKind;
+
+    #[test]
+    fn compaction_lines_name_the_kind_and_its_unit() {
+        assert_eq!(
+            compaction_line(CompactionKind::Summary, 120, 14),
+            "[compact] summary: 120 -> 14 messages"
+        );
+        assert_eq!(
+            compaction_line(CompactionKind::Micro, 50_000, 3_000),
+            "[compact] micro: 50000 -> 3000 bytes"
+        );
+    }
 }

@@ -4,8 +4,8 @@
 //! dropped it. Persisting it keeps the request small while nothing is lost: the model can read
 //! the file back with `read_file` (or `grep` it with `bash`) when it needs more.
 
-use agent_core::ToolCall;
 use agent_core::seams::ResultShaper;
+use agent_core::{AgentEvent, Events, ToolCall};
 use agent_workspace::{Existing, PathError, Workspace};
 use async_trait::async_trait;
 
@@ -38,6 +38,7 @@ impl Default for ArtifactConfig {
 pub struct ArtifactStore {
     workspace: Workspace,
     config: ArtifactConfig,
+    events: Events,
 }
 
 /// The largest index `<= at` that is a char boundary of `text`.
@@ -67,7 +68,17 @@ fn file_stem(call_id: &str) -> String {
 
 impl ArtifactStore {
     pub fn new(workspace: Workspace, config: ArtifactConfig) -> Self {
-        Self { workspace, config }
+        Self {
+            workspace,
+            config,
+            events: Events::default(),
+        }
+    }
+
+    /// Where each persisted result is told, as [`AgentEvent::ResultPersisted`].
+    pub fn events(mut self, events: Events) -> Self {
+        self.events = events;
+        self
     }
 
     /// The preview the history keeps for a persisted result.
@@ -111,7 +122,15 @@ impl ArtifactStore {
 
     fn persist_into(&self, entry: &mut (ToolCall, String)) {
         match self.persist(&entry.0.id, &entry.1) {
-            Ok(relative) => entry.1 = self.preview(&relative, &entry.1),
+            Ok(relative) => {
+                let preview = self.preview(&relative, &entry.1);
+                self.events.emit(AgentEvent::ResultPersisted {
+                    call_id: entry.0.id.clone(),
+                    path: relative,
+                    bytes: entry.1.len(),
+                });
+                entry.1 = preview;
+            }
             // Keep the full text rather than lose it: an oversized request is recoverable
             // (compaction, prompt-too-long), a lost result is not.
             Err(err) => {

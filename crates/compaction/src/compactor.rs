@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_core::seams::ProcessError;
 use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
-use agent_core::{HistoryProcessor, Message, ModelClient};
+use agent_core::{AgentEvent, CompactionKind, Events, HistoryProcessor, Message, ModelClient};
 use agent_workspace::{Existing, PathError, Workspace};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -103,6 +103,7 @@ pub struct Compactor {
     cache: Mutex<Option<Cached>>,
     summaries: AtomicUsize,
     transcripts: AtomicUsize,
+    events: Events,
 }
 
 impl std::fmt::Debug for Compactor {
@@ -127,6 +128,23 @@ impl Compactor {
             cache: Mutex::new(None),
             summaries: AtomicUsize::new(0),
             transcripts: AtomicUsize::new(0),
+            events: Events::default(),
+        }
+    }
+
+    /// Where each shaping of a request is told, as [`AgentEvent::Compacted`].
+    pub fn events(mut self, events: Events) -> Self {
+        self.events = events;
+        self
+    }
+
+    fn compacted(&self, kind: CompactionKind, before: usize, after: usize) {
+        if after < before {
+            self.events.emit(AgentEvent::Compacted {
+                kind,
+                before,
+                after,
+            });
         }
     }
 
@@ -213,8 +231,12 @@ impl HistoryProcessor for Compactor {
     async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
         let full = messages.clone();
         let snipped = snip(groups(messages), self.config.keep_groups);
+        let snipped_len = snipped.iter().map(Vec::len).sum();
+        self.compacted(CompactionKind::Snip, full.len(), snipped_len);
         let shaped = micro(snipped.clone(), self.config.micro_keep_groups);
         let flat: Vec<Message> = shaped.iter().flatten().cloned().collect();
+        let snipped_bytes = snipped.iter().map(|g| total_bytes(g)).sum();
+        self.compacted(CompactionKind::Micro, snipped_bytes, total_bytes(&flat));
         let keep = self.config.summary_keep_groups;
         if total_bytes(&flat) <= self.config.byte_budget || shaped.len() <= keep + 1 {
             return Ok(flat);
@@ -234,6 +256,7 @@ impl HistoryProcessor for Compactor {
                     "<conversation-summary>\n{json}\n</conversation-summary>"
                 )));
                 out.extend(shaped[shaped.len() - keep..].iter().flatten().cloned());
+                self.compacted(CompactionKind::Summary, full.len(), out.len());
                 Ok(out)
             }
             Err(err) => {

@@ -4,7 +4,8 @@
 //! - [`model`]: the [`ModelClient`] trait and its request/reply/error types.
 //! - [`tool`], [`schema`], [`registry`]: tool specs, strict argument checking, the registry.
 //! - [`pairing`]: the "every call gets exactly one result" invariant.
-//! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in.
+//! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in;
+//!   [`event`]: what a run tells whoever watches it ([`AgentEvent`], [`EventSink`]).
 //! - [`verdict`]: the words permission decisions are made of (merged by `agent-policy`).
 //! - [`scripted`]: a replaying model for offline runs and tests.
 //! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
@@ -12,6 +13,7 @@
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
+pub mod event;
 pub mod message;
 pub mod model;
 pub mod names;
@@ -25,6 +27,10 @@ pub mod side_call;
 pub mod tool;
 pub mod verdict;
 
+pub use event::{
+    AgentEvent, CacheUse, CollectingSink, CompactionKind, EventSink, Events, NoEvents, PlanStep,
+    StepStatus,
+};
 pub use message::{Message, ToolCall};
 pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, Usage};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
@@ -33,7 +39,7 @@ pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
 pub use scripted::{ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
     FixedPrompt, GateDecision, HistoryProcessor, HookStop, PermissionGate, ProcessError,
-    PromptBlocked, PromptError, RunObserver, SeamError, SystemPromptProvider, TurnHooks,
+    PromptBlocked, PromptError, SeamError, SystemPromptProvider, TurnHooks,
 };
 pub use tool::{
     CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,

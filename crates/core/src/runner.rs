@@ -10,14 +10,15 @@ use std::sync::Arc;
 
 use tracing::{debug, info, warn};
 
+use crate::event::{AgentEvent, EventSink, NoEvents};
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
 use crate::pairing::{PairingError, assign_unique_ids, validate_pairing};
 use crate::registry::ToolRegistry;
 use crate::seams::{
     AllowAll, GateDecision, HistoryProcessor, HookStop, NoHooks, PermissionGate, PostToolVerdict,
-    PreToolVerdict, ProcessError, PromptBlocked, PromptError, ResultShaper, RunObserver, Silent,
-    SystemPromptProvider, TurnHooks,
+    PreToolVerdict, ProcessError, PromptBlocked, PromptError, ResultShaper, SystemPromptProvider,
+    TurnHooks,
 };
 use crate::tool::{FailureCode, ToolFailure};
 
@@ -92,7 +93,7 @@ pub struct AgentRunner {
     /// Applied once, after the other processors, when the model says the prompt is too long.
     overflow: Option<Arc<dyn HistoryProcessor>>,
     shaper: Option<Arc<dyn ResultShaper>>,
-    observer: Arc<dyn RunObserver>,
+    events: Arc<dyn EventSink>,
     max_turns: usize,
     final_answer: bool,
 }
@@ -165,8 +166,9 @@ impl AgentRunnerBuilder {
         self
     }
 
-    pub fn observer(mut self, observer: Arc<dyn RunObserver>) -> Self {
-        self.runner.observer = observer;
+    /// Where the loop's events go (requests, replies, tool calls and results).
+    pub fn events(mut self, events: Arc<dyn EventSink>) -> Self {
+        self.runner.events = events;
         self
     }
 
@@ -191,7 +193,7 @@ impl AgentRunner {
                 processors: Vec::new(),
                 overflow: None,
                 shaper: None,
-                observer: Arc::new(Silent),
+                events: Arc::new(NoEvents),
                 max_turns: DEFAULT_MAX_TURNS,
                 final_answer: false,
             },
@@ -289,7 +291,7 @@ impl AgentRunner {
             for (old, new) in assign_unique_ids(history, &mut reply.tool_calls) {
                 warn!(old = %old.escape_debug(), %new, "the model sent an empty or reused tool-call id; renamed it");
             }
-            self.observer.on_reply(&reply);
+            self.events.emit(&AgentEvent::ReplyReceived(reply.clone()));
             history.push(reply.to_message());
 
             if reply.tool_calls.is_empty() {
@@ -330,7 +332,10 @@ impl AgentRunner {
             Offer::Tools
         };
         let request = self.build_request(history, Shaping::Normal, offer).await?;
-        self.observer.on_request(index, &request);
+        self.events.emit(&AgentEvent::RequestSent {
+            index,
+            request: request.clone(),
+        });
         debug!(
             request = index,
             messages = request.messages.len(),
@@ -343,7 +348,10 @@ impl AgentRunner {
                 let smaller = self
                     .build_request(history, Shaping::AfterOverflow, offer)
                     .await?;
-                self.observer.on_request(index, &smaller);
+                self.events.emit(&AgentEvent::RequestSent {
+                    index,
+                    request: smaller.clone(),
+                });
                 Ok(self.model.complete(&smaller).await?)
             }
             other => Ok(other?),
@@ -360,7 +368,7 @@ impl AgentRunner {
         let mut stopped: Option<HookStop> = None;
         let mut batch: Vec<(ToolCall, String)> = Vec::with_capacity(calls.len());
         for call in calls {
-            self.observer.on_tool_call(call);
+            self.events.emit(&AgentEvent::ToolStarted(call.clone()));
             let result = if stopped.is_some() {
                 Err(ToolFailure::new(
                     FailureCode::HookStoppedContinuation,
@@ -371,7 +379,10 @@ impl AgentRunner {
                 stopped = stop;
                 output
             };
-            self.observer.on_tool_result(call, &result);
+            self.events.emit(&AgentEvent::ToolFinished {
+                call: call.clone(),
+                result: result.clone(),
+            });
             let content = match result {
                 Ok(text) => text,
                 Err(failure) => failure.to_string(),

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::message::{Message, ToolCall};
-use crate::model::{ModelReply, ModelRequest};
 use crate::tool::{PreparedCall, ToolFailure};
 use crate::verdict::Verdict;
 
@@ -213,20 +212,6 @@ pub trait TurnHooks: Send + Sync {
 pub struct NoHooks;
 
 impl TurnHooks for NoHooks {}
-
-/// Watches a run without changing it: the CLI prints tool calls from here, tests count.
-pub trait RunObserver: Send + Sync {
-    fn on_request(&self, _index: usize, _request: &ModelRequest) {}
-    fn on_reply(&self, _reply: &ModelReply) {}
-    fn on_tool_call(&self, _call: &ToolCall) {}
-    fn on_tool_result(&self, _call: &ToolCall, _result: &Result<String, ToolFailure>) {}
-}
-
-/// Observes nothing.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Silent;
-
-impl RunObserver for Silent {}
 
 /// Shapes one batch of tool results before they are stored (chapter 8 moves large results to
 /// files and keeps a preview). Receives `(call, result text)` pairs in call order and must keep

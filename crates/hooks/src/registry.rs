@@ -1,15 +1,15 @@
 //! The hooks of an agent, in registration order, plugged into the runner as [`TurnHooks`].
 //!
 //! Failures fail closed where it matters: a PreToolUse hook that errors blocks the call; any
-//! other failing hook is reported (see [`HookRegistry::errors`]) and the run goes on.
+//! other failing hook is reported as [`AgentEvent::HookFailed`] and the run goes on.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use agent_core::Message;
 use agent_core::Verdict;
 use agent_core::seams::{HookStop, PostToolVerdict, PreToolVerdict, PromptBlocked, TurnHooks};
 use agent_core::tool::{FailureCode, PreparedCall, ToolFailure};
+use agent_core::{AgentEvent, Events, Message};
 use async_trait::async_trait;
 
 use crate::error::{HookError, HookFailed};
@@ -76,7 +76,7 @@ struct Registration {
 #[derive(Default)]
 pub struct HookRegistry {
     hooks: Vec<Registration>,
-    errors: Mutex<Vec<String>>,
+    events: Events,
 }
 
 impl fmt::Debug for HookRegistry {
@@ -115,21 +115,19 @@ impl HookRegistry {
         self.hooks.is_empty()
     }
 
-    /// Hook failures that were reported rather than enforced.
-    pub fn errors(&self) -> Vec<String> {
-        self.errors
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    /// Where failures that are reported rather than enforced go.
+    pub fn set_events(&mut self, events: Events) -> &mut Self {
+        self.events = events;
+        self
     }
 
+    /// Told, not logged here: whoever watches the run decides how to show it.
     fn report(&self, failure: HookFailed) {
-        let message = failure.to_string();
-        tracing::warn!("{message}");
-        self.errors
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(message);
+        self.events.emit(AgentEvent::HookFailed {
+            hook: failure.hook,
+            event: failure.event.to_string(),
+            message: failure.source.to_string(),
+        });
     }
 
     fn matching<'a>(

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
-use agent_core::{Message, ModelClient};
+use agent_core::{AgentEvent, Events, Message, ModelClient};
 use serde::Deserialize;
 
 use crate::keywords;
@@ -79,6 +79,7 @@ pub struct MemorySession {
     model: Arc<dyn ModelClient>,
     delivery: MemoryDelivery,
     state: Mutex<State>,
+    events: Events,
 }
 
 impl std::fmt::Debug for MemorySession {
@@ -103,7 +104,21 @@ impl MemorySession {
             model,
             delivery,
             state: Mutex::new(State::default()),
+            events: Events::default(),
         }
+    }
+
+    /// Where each turn's selection, extraction and failures are told.
+    pub fn events(mut self, events: Events) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// Starts with `selected` already chosen: for a preview session, built to show what a
+    /// turn would send, so that previewing never changes a live session.
+    pub fn with_selection(self, selected: Vec<MemoryRecord>) -> Self {
+        self.state().selected = selected;
+        self
     }
 
     pub fn store(&self) -> &MemoryStore {
@@ -139,7 +154,21 @@ impl MemorySession {
 
     fn record_error(&self, error: String) {
         tracing::warn!("memory: {error}");
+        self.events.emit(AgentEvent::MemoryFailed {
+            message: error.clone(),
+        });
         self.state().last_error = Some(error);
+    }
+
+    fn selected_now(&self, selected: Vec<MemoryRecord>) {
+        let names = selected.iter().map(|r| r.name.clone()).collect();
+        self.state().selected = selected;
+        self.events.emit(AgentEvent::MemorySelected { names });
+    }
+
+    fn extracted_now(&self, names: Vec<String>) {
+        self.state().extracted = names.clone();
+        self.events.emit(AgentEvent::MemoryExtracted { names });
     }
 
     /// The records selected for the current turn.
@@ -177,10 +206,10 @@ impl MemorySession {
             state.last_error = None;
         }
         let Some(records) = self.load() else {
-            return;
+            return self.selected_now(Vec::new());
         };
         if records.is_empty() {
-            return;
+            return self.selected_now(Vec::new());
         }
         let selected = match self.ask_selector(query, &records).await {
             Ok(names) => names
@@ -195,20 +224,18 @@ impl MemorySession {
                     .collect()
             }
         };
-        self.state().selected = selected;
+        self.selected_now(selected);
     }
 
-    /// Selects by keywords only, without a model call: for previews (`agent-tutorial prompt`),
-    /// which must show what a turn would send without calling any model.
-    pub fn select_by_keywords(&self, query: &str) {
-        let Some(records) = self.load() else {
-            return;
-        };
-        let selected = keywords::select(query, &records, MAX_SELECTED)
+    /// What a turn would select by keywords only, without a model call and without storing
+    /// anything: for previews (`agent-tutorial prompt`), which must show what a turn would
+    /// send without calling any model or changing a session.
+    pub fn select_by_keywords(&self, query: &str) -> Result<Vec<MemoryRecord>, MemoryError> {
+        let records = self.store.load_all()?.records;
+        Ok(keywords::select(query, &records, MAX_SELECTED)
             .into_iter()
             .cloned()
-            .collect();
-        self.state().selected = selected;
+            .collect())
     }
 
     async fn ask_selector(
@@ -259,20 +286,22 @@ impl MemorySession {
     /// [`CONSOLIDATE_AT`] or more records, consolidates. Failures are recorded, not returned.
     pub async fn complete(&self, turn: &[Message]) {
         let Some(existing) = self.load() else {
-            return;
+            return self.extracted_now(Vec::new());
         };
         match self.extract(turn, &existing).await {
-            Ok(records) if records.is_empty() => {}
+            Ok(records) if records.is_empty() => self.extracted_now(Vec::new()),
             Ok(records) => {
                 let names: Vec<String> = records.iter().map(|r| r.name.clone()).collect();
                 match self.store.upsert(records) {
-                    Ok(()) => self.state().extracted = names,
+                    Ok(()) => self.extracted_now(names),
                     Err(err) => {
+                        self.extracted_now(Vec::new());
                         return self.record_error(format!("cannot save extracted memories: {err}"));
                     }
                 }
             }
             Err(err) => {
+                self.extracted_now(Vec::new());
                 return self.record_error(format!("extraction failed, nothing saved: {err}"));
             }
         }

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use agent_core::{PromptError, SystemPromptProvider, ToolRegistry};
+use agent_core::{AgentEvent, CacheUse, Events, PromptError, SystemPromptProvider, ToolRegistry};
 use async_trait::async_trait;
 
 use crate::context::PromptContext;
@@ -43,6 +43,7 @@ pub struct DynamicPromptProvider {
     workspace: String,
     skills: Option<String>,
     memory: Option<Arc<dyn MemoryBlock>>,
+    events: Events,
 }
 
 impl std::fmt::Debug for DynamicPromptProvider {
@@ -71,6 +72,7 @@ impl DynamicPromptProvider {
             workspace: workspace.into(),
             skills: None,
             memory: None,
+            events: Events::default(),
         }
     }
 
@@ -83,6 +85,12 @@ impl DynamicPromptProvider {
     /// The source of the selected-memory block the prompt renders.
     pub fn memory(mut self, source: Arc<dyn MemoryBlock>) -> Self {
         self.memory = Some(source);
+        self
+    }
+
+    /// Where each rendered prompt is told, as [`AgentEvent::PromptAssembled`].
+    pub fn events(mut self, events: Events) -> Self {
+        self.events = events;
         self
     }
 
@@ -102,9 +110,23 @@ impl DynamicPromptProvider {
             skills: self.skills.as_deref(),
             memory: memory.as_deref(),
         };
-        self.renderer
+        // One provider renders for one runner, one request at a time, so a change in the hit
+        // count between these two reads is this render's.
+        let hits = self.renderer.cache_hits();
+        let text = self
+            .renderer
             .render(&inputs)
-            .map_err(|e| PromptError::new("cannot render the system prompt", e))
+            .map_err(|e| PromptError::new("cannot render the system prompt", e))?;
+        let cache = if self.renderer.cache_hits() > hits {
+            CacheUse::Hit
+        } else {
+            CacheUse::Miss
+        };
+        self.events.emit(AgentEvent::PromptAssembled {
+            bytes: text.len(),
+            cache,
+        });
+        Ok(text)
     }
 }
 

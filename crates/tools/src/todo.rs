@@ -7,8 +7,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::{
-    CallSummary, FailureCode, HistoryProcessor, Message, PreparedCall, ToolEffect, ToolFailure,
-    ToolHandler, ToolSpec, schema, seams::ProcessError,
+    AgentEvent, CallSummary, Events, FailureCode, HistoryProcessor, Message, PlanStep,
+    PreparedCall, StepStatus, ToolEffect, ToolFailure, ToolHandler, ToolSpec, schema,
+    seams::ProcessError,
 };
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -34,20 +35,47 @@ pub struct TodoItem {
     pub status: TodoStatus,
 }
 
-/// The stored plan, shared between the tool and whoever shows it.
+impl From<&TodoItem> for PlanStep {
+    fn from(item: &TodoItem) -> Self {
+        let status = match item.status {
+            TodoStatus::Pending => StepStatus::Pending,
+            TodoStatus::InProgress => StepStatus::InProgress,
+            TodoStatus::Completed => StepStatus::Completed,
+        };
+        PlanStep {
+            content: item.content.clone(),
+            status,
+        }
+    }
+}
+
+/// The stored plan; every write is told to the event sink as [`AgentEvent::PlanUpdated`].
 #[derive(Debug, Default)]
-pub struct TodoList(Mutex<Vec<TodoItem>>);
+pub struct TodoList {
+    items: Mutex<Vec<TodoItem>>,
+    events: Events,
+}
 
 impl TodoList {
+    pub fn new(events: Events) -> Self {
+        Self {
+            items: Mutex::default(),
+            events,
+        }
+    }
+
     pub fn items(&self) -> Vec<TodoItem> {
-        self.0
+        self.items
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
     fn replace(&self, items: Vec<TodoItem>) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = items;
+        self.events.emit(AgentEvent::PlanUpdated(
+            items.iter().map(PlanStep::from).collect(),
+        ));
+        *self.items.lock().unwrap_or_else(PoisonError::into_inner) = items;
     }
 }
 
@@ -125,6 +153,16 @@ impl ToolHandler for TodoWrite {
 pub struct TodoReminder {
     /// The round count at which the last reminder was sent.
     reminded_at: Mutex<usize>,
+    events: Events,
+}
+
+impl TodoReminder {
+    pub fn new(events: Events) -> Self {
+        Self {
+            reminded_at: Mutex::default(),
+            events,
+        }
+    }
 }
 
 #[async_trait]
@@ -154,6 +192,9 @@ impl HistoryProcessor for TodoReminder {
         if rounds.saturating_sub(last_update.max(*reminded_at)) >= REMINDER_AFTER_ROUNDS {
             *reminded_at = rounds;
             messages.push(Message::system(REMINDER_TEXT));
+            self.events.emit(AgentEvent::ReminderInjected {
+                reminder: "plan".into(),
+            });
         }
         Ok(messages)
     }

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use clap::Args;
 
 use super::{CliError, CliResult, open_workspace, runtime};
-use crate::bootstrap::{AgentDeps, build_agent};
+use crate::bootstrap::{AgentDeps, build_preview_agent};
 use crate::render;
 
 #[derive(Debug, Clone, Args)]
@@ -54,10 +54,10 @@ pub fn first_request(
     workspace: agent_tools::Workspace,
     prompt: &str,
 ) -> CliResult<ModelRequest> {
-    let agent = build_agent(profile, AgentDeps::new(Arc::new(NoModel), workspace))
-        .map_err(CliError::usage)?;
+    let deps = AgentDeps::new(Arc::new(NoModel), workspace);
+    let agent = build_preview_agent(profile, deps, prompt).map_err(CliError::usage)?;
     runtime()?
-        .block_on(agent.preview_turn(prompt))
+        .block_on(agent.preview_request(prompt))
         .map_err(CliError::runtime)
 }
 

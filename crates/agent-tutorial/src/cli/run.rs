@@ -64,7 +64,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
     let model = choose_model(args, env)?;
     let mut deps = AgentDeps::new(model.client(), workspace.clone());
-    deps.observer = Arc::new(CliObserver::new(args.record.as_deref()).map_err(CliError::usage)?);
+    deps.events = Arc::new(CliObserver::new(args.record.as_deref()).map_err(CliError::usage)?);
     deps.max_turns = args.max_turns;
     deps.final_answer = args.final_answer;
     deps.approval = Some(args.approve.provider());
@@ -89,29 +89,8 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
 
 fn one_turn(rt: &tokio::runtime::Runtime, agent: &mut Agent, prompt: &str) -> CliResult {
     let result = rt.block_on(agent.run_turn(prompt));
-    report_memory(agent);
     println!("{}", result.map_err(CliError::runtime)?.final_text);
     Ok(())
-}
-
-/// What memory did this turn, on stderr (chapter 9 on).
-fn report_memory(agent: &Agent) {
-    let Some(memory) = agent.memory() else {
-        return;
-    };
-    let report = memory.report();
-    let list = |names: &[String]| {
-        if names.is_empty() {
-            "(none)".to_string()
-        } else {
-            names.join(", ")
-        }
-    };
-    eprintln!("[memory] selected: {}", list(&report.selected));
-    eprintln!("[memory] extracted: {}", list(&report.extracted));
-    if let Some(error) = report.error {
-        eprintln!("[memory] error: {error}");
-    }
 }
 
 /// `chNN >> ` on stderr; an empty line asks again; `exit`, `quit` or end of input ends.
@@ -137,7 +116,6 @@ fn interactive(rt: &tokio::runtime::Runtime, agent: &mut Agent) -> CliResult {
             "exit" | "quit" => return Ok(()),
             _ => {
                 let result = rt.block_on(agent.run_turn(prompt));
-                report_memory(agent);
                 match result {
                     Ok(outcome) => println!("{}", outcome.final_text),
                     Err(err) => eprintln!("error: {err}"),

@@ -2,8 +2,9 @@ use std::sync::Arc;
 
 use agent_core::seams::{HookStop, PreToolVerdict, PromptBlocked};
 use agent_core::{
-    AgentRunner, CallSummary, FailureCode, FixedPrompt, ModelReply, PreparedCall, ScriptedModel,
-    ToolCall, ToolEffect, ToolFailure, ToolHandler, ToolRegistry, ToolSpec, TurnHooks, TurnOutcome,
+    AgentEvent, AgentRunner, CallSummary, CollectingSink, Events, FailureCode, FixedPrompt,
+    ModelReply, PreparedCall, ScriptedModel, ToolCall, ToolEffect, ToolFailure, ToolHandler,
+    ToolRegistry, ToolSpec, TurnHooks, TurnOutcome,
 };
 use agent_hooks::{
     FnHook, Hook, HookError, HookEvent, HookEventKind, HookOutput, HookRegistry, PostToolUseOutput,
@@ -152,7 +153,9 @@ async fn a_rust_hook_answering_for_another_event_fails_closed() {
 
 #[tokio::test]
 async fn a_failing_hook_is_reported_with_its_own_error_and_the_run_goes_on() {
+    let sink = Arc::new(CollectingSink::new());
     let mut hooks = HookRegistry::new();
+    hooks.set_events(Events::new(sink.clone()));
     hooks.register(
         HookEventKind::Stop,
         None,
@@ -162,7 +165,11 @@ async fn a_failing_hook_is_reported_with_its_own_error_and_the_run_goes_on() {
     );
     assert_eq!(hooks.stop("done").await, None);
     assert_eq!(
-        hooks.errors(),
-        vec!["Stop hook `flaky` failed: disk gone".to_string()]
+        sink.events(),
+        vec![AgentEvent::HookFailed {
+            hook: "flaky".into(),
+            event: "Stop".into(),
+            message: "disk gone".into(),
+        }]
     );
 }

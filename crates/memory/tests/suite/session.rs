@@ -364,3 +364,19 @@ async fn the_selector_request_is_pinned_byte_for_byte() {
         ]
     );
 }
+
+/// A preview asks what a turn would select; the session itself keeps its own selection.
+#[tokio::test]
+async fn selecting_by_keywords_for_a_preview_stores_nothing() {
+    let (_d, _model, session) = setup(vec![], MemoryDelivery::OwnMessage);
+    seed(&session);
+    let chosen: Vec<String> = session
+        .select_by_keywords("how do I deploy")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(chosen, vec!["deploy"]);
+    assert_eq!(session.selected(), Vec::<MemoryRecord>::new());
+    assert_eq!(session.before_model(), None);
+}
