@@ -61,8 +61,18 @@ impl std::fmt::Debug for HttpLayer {
     }
 }
 
+/// Makes `ring` the process's rustls crypto provider (reqwest is built without one, see the
+/// workspace `Cargo.toml`). Idempotent: a provider already installed, ours or anyone's, stays.
+fn install_crypto_provider() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl HttpLayer {
     pub fn new(url: String, key: ApiKey, timeout: Duration) -> Result<Self, HttpError> {
+        install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             // The key goes only to the server it was configured for: a redirect elsewhere is

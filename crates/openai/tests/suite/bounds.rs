@@ -242,3 +242,26 @@ async fn a_server_echoing_the_key_never_gets_it_into_an_error() {
         assert!(!format!("{err} {err:?}").contains(KEY));
     }
 }
+
+#[tokio::test]
+async fn an_https_server_that_does_not_speak_tls_is_a_transport_error() {
+    // Proves the TLS stack is there (rustls with the `ring` provider, installed by the client):
+    // without a provider the client could not even be built.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        if let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = [0u8; 512];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket
+                .write_all(b"HTTP/1.1 200 OK\r\n\r\nplain text\n")
+                .await;
+        }
+    });
+    let model = model_at(
+        format!("https://127.0.0.1:{port}/v1"),
+        Duration::from_secs(10),
+    );
+    let err = model.complete(&hi()).await.unwrap_err();
+    assert!(matches!(err, ModelError::Transport { .. }), "{err:?}");
+}
