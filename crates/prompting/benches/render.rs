@@ -1,7 +1,10 @@
 //! What rendering costs at 8, 64 and 512 tools: a cache hit (the common case: nothing changed
-//! since the last request) against a cold assembly of the same inputs, for the renderer called
-//! with an arbitrary `Serialize` context and a tool list, and for the provider chapter 10
-//! uses (a validated context, the live registry).
+//! since the last request) against a cold assembly of the same inputs, for
+//! - `renderer_*`: `render`, an arbitrary `Serialize` context (checked on every call) and a
+//!   tool list (compared name by name);
+//! - `checked_*`: `render_checked`, a validated context and a registry (compared by stamp);
+//! - `provider_*`: what chapter 10 runs before every request (`render_checked` plus the memory
+//!   source, the event and the owned copy of the text the provider trait hands out).
 //!
 //! `cargo bench -p agent-prompting`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -9,7 +12,10 @@
 use std::sync::Arc;
 
 use agent_core::{PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolRegistry, ToolSpec};
-use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext, PromptInputs};
+use agent_prompting::{
+    CheckedInputs, DynamicPromptProvider, DynamicPromptRenderer, PromptContext, PromptInputs,
+    ToolNames,
+};
 use serde_json::{Value, json};
 
 fn main() {
@@ -83,6 +89,41 @@ fn renderer_miss(bencher: divan::Bencher, n: usize) {
         .bench_local_values(|renderer| renderer.render(divan::black_box(&inputs(&f))).unwrap());
 }
 
+fn checked<'a>(context: &'a PromptContext, tools: &'a ToolRegistry) -> CheckedInputs<'a> {
+    CheckedInputs {
+        identity: IDENTITY,
+        context,
+        tools: ToolNames::Registry(tools),
+        workspace: WORKSPACE,
+        skills: Some(SKILLS),
+        memory: Some(MEMORY),
+    }
+}
+
+#[divan::bench(args = TOOLS)]
+fn checked_hit(bencher: divan::Bencher, n: usize) {
+    let (context, tools) = (PromptContext::from_value(context()).unwrap(), registry(n));
+    let renderer = DynamicPromptRenderer::new();
+    renderer.render_checked(&checked(&context, &tools)).unwrap();
+    bencher.bench_local(|| {
+        renderer
+            .render_checked(divan::black_box(&checked(&context, &tools)))
+            .unwrap()
+    });
+}
+
+#[divan::bench(args = TOOLS)]
+fn checked_miss(bencher: divan::Bencher, n: usize) {
+    let (context, tools) = (PromptContext::from_value(context()).unwrap(), registry(n));
+    bencher
+        .with_inputs(DynamicPromptRenderer::new)
+        .bench_local_values(|renderer| {
+            renderer
+                .render_checked(divan::black_box(&checked(&context, &tools)))
+                .unwrap()
+        });
+}
+
 struct Noop;
 
 #[async_trait::async_trait]
@@ -92,7 +133,7 @@ impl ToolHandler for Noop {
     }
 }
 
-fn registry(n: usize) -> Arc<ToolRegistry> {
+fn registry(n: usize) -> ToolRegistry {
     let builder = names(n)
         .into_iter()
         .fold(ToolRegistry::builder(), |b, name| {
@@ -104,7 +145,7 @@ fn registry(n: usize) -> Arc<ToolRegistry> {
             );
             b.tool(spec, Arc::new(Noop))
         });
-    Arc::new(builder.build().unwrap())
+    builder.build().unwrap()
 }
 
 fn provider(tools: &Arc<ToolRegistry>) -> DynamicPromptProvider {
@@ -121,7 +162,7 @@ fn provider(tools: &Arc<ToolRegistry>) -> DynamicPromptProvider {
 
 #[divan::bench(args = TOOLS)]
 fn provider_hit(bencher: divan::Bencher, n: usize) {
-    let tools = registry(n);
+    let tools = Arc::new(registry(n));
     let provider = provider(&tools);
     provider.render().unwrap();
     bencher.bench_local(|| divan::black_box(&provider).render().unwrap());
@@ -129,7 +170,7 @@ fn provider_hit(bencher: divan::Bencher, n: usize) {
 
 #[divan::bench(args = TOOLS)]
 fn provider_miss(bencher: divan::Bencher, n: usize) {
-    let tools = registry(n);
+    let tools = Arc::new(registry(n));
     bencher
         .with_inputs(|| provider(&tools))
         .bench_local_values(|provider| divan::black_box(&provider).render().unwrap());
