@@ -34,7 +34,7 @@ pub use event::{
 pub use message::{Message, ToolCall};
 pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, Usage};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
-pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
+pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
 pub use scripted::{ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{

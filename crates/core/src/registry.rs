@@ -5,6 +5,7 @@
 //! short `std` lock and never hold it across an `.await`.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use serde_json::Value;
@@ -91,9 +92,7 @@ impl ToolRegistryBuilder {
         if let Some(name) = self.handlers.into_keys().next() {
             return Err(RegistryError::HandlerWithoutSpec(name));
         }
-        Ok(ToolRegistry {
-            entries: RwLock::new(entries),
-        })
+        Ok(ToolRegistry::with_entries(entries))
     }
 }
 
@@ -113,7 +112,23 @@ fn check_entry(existing: &[Entry], spec: &ToolSpec) -> Result<(), RegistryError>
 /// The tools an agent can call, in registration order.
 pub struct ToolRegistry {
     entries: RwLock<Vec<Entry>>,
+    /// Unique per registry in this process, so a [`RegistryStamp`] of one registry never
+    /// equals one of another (not even one later allocated at the same address).
+    id: u64,
 }
+
+/// Names one state of one registry's tool list: two equal stamps mean the same registry with
+/// the same names in the same order, so a cache keyed on the names can compare this instead
+/// (O(1), nothing copied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RegistryStamp {
+    registry: u64,
+    /// The entry count. `register` is the only mutation and it only appends, so the count
+    /// determines the list; a mutation that removes or replaces must add a counter here.
+    len: usize,
+}
+
+static NEXT_REGISTRY_ID: AtomicU64 = AtomicU64::new(0);
 
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -130,8 +145,13 @@ impl ToolRegistry {
 
     /// An empty registry (chapter 10's prompt then says `(none)`).
     pub fn empty() -> Self {
+        Self::with_entries(Vec::new())
+    }
+
+    fn with_entries(entries: Vec<Entry>) -> Self {
         Self {
-            entries: RwLock::new(Vec::new()),
+            entries: RwLock::new(entries),
+            id: NEXT_REGISTRY_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -159,6 +179,25 @@ impl ToolRegistry {
 
     pub fn names(&self) -> Vec<String> {
         self.read().iter().map(|e| e.spec.name.clone()).collect()
+    }
+
+    /// The current state of the tool list, without copying it.
+    pub fn stamp(&self) -> RegistryStamp {
+        self.stamp_of(&self.read())
+    }
+
+    /// The names and the stamp they belong to, read under one lock so they always agree.
+    pub fn stamped_names(&self) -> (RegistryStamp, Vec<String>) {
+        let entries = self.read();
+        let names = entries.iter().map(|e| e.spec.name.clone()).collect();
+        (self.stamp_of(&entries), names)
+    }
+
+    fn stamp_of(&self, entries: &[Entry]) -> RegistryStamp {
+        RegistryStamp {
+            registry: self.id,
+            len: entries.len(),
+        }
     }
 
     pub fn spec(&self, name: &str) -> Option<ToolSpec> {

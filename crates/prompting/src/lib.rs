@@ -15,4 +15,6 @@ pub mod renderer;
 
 pub use context::{ContextError, PromptContext, stable_json};
 pub use provider::{DynamicPromptProvider, MemoryBlock};
-pub use renderer::{DynamicPromptRenderer, PromptInputs, RenderError};
+pub use renderer::{
+    CheckedInputs, DynamicPromptRenderer, PromptInputs, RenderError, Rendered, ToolNames,
+};

@@ -12,11 +12,11 @@
 
 use std::sync::Arc;
 
-use agent_core::{AgentEvent, CacheUse, Events, PromptError, SystemPromptProvider, ToolRegistry};
+use agent_core::{AgentEvent, Events, PromptError, SystemPromptProvider, ToolRegistry};
 use async_trait::async_trait;
 
 use crate::context::PromptContext;
-use crate::renderer::{DynamicPromptRenderer, PromptInputs};
+use crate::renderer::{CheckedInputs, DynamicPromptRenderer, ToolNames};
 
 /// Where the `## memory` section comes from: asked on every render. This crate does not know
 /// how memories are stored or selected; the composition root hands it a source (in this
@@ -98,35 +98,29 @@ impl DynamicPromptProvider {
         &self.renderer
     }
 
-    /// Renders the prompt from the current state.
+    /// Renders the prompt from the current state. The context was validated when it became a
+    /// [`PromptContext`] and the registry is compared by its stamp, so a render that finds
+    /// nothing changed costs a few comparisons and one copy of the text (the
+    /// [`SystemPromptProvider`] contract hands out an owned `String`).
     pub fn render(&self) -> Result<String, PromptError> {
-        let tools = self.tools.names();
         let memory = self.memory.as_ref().and_then(|m| m.selected_block());
-        let inputs = PromptInputs {
+        let inputs = CheckedInputs {
             identity: &self.identity,
             context: &self.context,
-            tools: &tools,
+            tools: ToolNames::Registry(&self.tools),
             workspace: &self.workspace,
             skills: self.skills.as_deref(),
             memory: memory.as_deref(),
         };
-        // One provider renders for one runner, one request at a time, so a change in the hit
-        // count between these two reads is this render's.
-        let hits = self.renderer.cache_hits();
-        let text = self
+        let rendered = self
             .renderer
-            .render(&inputs)
+            .render_checked(&inputs)
             .map_err(|e| PromptError::new("cannot render the system prompt", e))?;
-        let cache = if self.renderer.cache_hits() > hits {
-            CacheUse::Hit
-        } else {
-            CacheUse::Miss
-        };
         self.events.emit(AgentEvent::PromptAssembled {
-            bytes: text.len(),
-            cache,
+            bytes: rendered.text.len(),
+            cache: rendered.cache,
         });
-        Ok(text)
+        Ok(rendered.text.to_string())
     }
 }
 

@@ -12,8 +12,9 @@
 //! prompt cache for it — does not move when they come and go.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_core::{CacheUse, RegistryStamp, ToolRegistry};
 use serde::Serialize;
 
 use crate::context::{ContextError, PromptContext};
@@ -44,29 +45,110 @@ pub struct PromptInputs<'a, C: Serialize + ?Sized> {
     pub memory: Option<&'a str>,
 }
 
-/// The cache key: all six inputs in canonical form. Compared whole (not hashed), so a key
-/// collision cannot serve one prompt for another.
+/// The tool list a prompt is rendered from.
+#[derive(Debug, Clone, Copy)]
+pub enum ToolNames<'a> {
+    /// Compared name by name with the cached list (no copy; O(tools)).
+    List(&'a [String]),
+    /// A live registry, compared by its [`RegistryStamp`] (O(1)); its names are copied only
+    /// when the prompt is assembled.
+    Registry(&'a ToolRegistry),
+}
+
+/// The inputs with the context already validated: what a provider that checked its context
+/// once, when it was built, renders from on every request.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedInputs<'a> {
+    pub identity: &'a str,
+    pub context: &'a PromptContext,
+    pub tools: ToolNames<'a>,
+    pub workspace: &'a str,
+    /// The skill catalog; `None` or empty omits the section.
+    pub skills: Option<&'a str>,
+    /// The `<relevant_memories>` block; `None` or empty omits the section.
+    pub memory: Option<&'a str>,
+}
+
+/// A rendered prompt, shared with the cache, and whether the cache served it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub text: Arc<str>,
+    pub cache: CacheUse,
+}
+
+/// How the cached tool list is identified.
+#[derive(Debug, PartialEq, Eq)]
+enum ToolsKey {
+    List(Vec<String>),
+    Registry(RegistryStamp),
+}
+
+/// The cache key: all six inputs in canonical form. Compared whole (not hashed), so a key
+/// collision cannot serve one prompt for another; a registry's stamp stands for its names
+/// because equal stamps mean equal names.
+#[derive(Debug)]
 struct Key {
     identity: String,
     context: String,
-    tools: Vec<String>,
+    tools: ToolsKey,
     workspace: String,
     skills: Option<String>,
     memory: Option<String>,
 }
 
+/// The inputs after trimming, borrowed: what a hit is compared on, so a hit allocates nothing.
+struct Canonical<'a> {
+    identity: &'a str,
+    context: &'a str,
+    tools: ToolNames<'a>,
+    workspace: &'a str,
+    skills: Option<&'a str>,
+    memory: Option<&'a str>,
+}
+
+impl Key {
+    fn matches(&self, inputs: &Canonical<'_>) -> bool {
+        let tools = match (&self.tools, inputs.tools) {
+            (ToolsKey::List(cached), ToolNames::List(names)) => cached.as_slice() == names,
+            (ToolsKey::Registry(cached), ToolNames::Registry(registry)) => {
+                *cached == registry.stamp()
+            }
+            _ => false,
+        };
+        tools
+            && self.identity == inputs.identity
+            && self.context == inputs.context
+            && self.workspace == inputs.workspace
+            && self.skills.as_deref() == inputs.skills
+            && self.memory.as_deref() == inputs.memory
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    key: Key,
+    text: Arc<str>,
+}
+
 /// Renders system prompts. The cache lives in the instance: two agents never share one.
 #[derive(Debug, Default)]
 pub struct DynamicPromptRenderer {
-    cache: Mutex<Option<(Key, String)>>,
+    cache: Mutex<Option<Entry>>,
     hits: AtomicUsize,
 }
 
-fn non_empty(text: Option<&str>) -> Option<String> {
-    text.map(str::trim_end)
-        .filter(|t| !t.trim().is_empty())
-        .map(str::to_string)
+/// An optional section's text, or `None` when it is absent or blank.
+fn present(text: Option<&str>) -> Option<&str> {
+    text.map(str::trim_end).filter(|t| !t.is_empty())
+}
+
+fn required(text: &str, empty: RenderError) -> Result<&str, RenderError> {
+    let text = text.trim();
+    if text.is_empty() {
+        Err(empty)
+    } else {
+        Ok(text)
+    }
 }
 
 impl DynamicPromptRenderer {
@@ -79,49 +161,90 @@ impl DynamicPromptRenderer {
         self.hits.load(Ordering::SeqCst)
     }
 
+    /// Renders from any `Serialize` context, checking it first (which costs a serialization
+    /// per call; a caller that renders repeatedly validates once and uses
+    /// [`Self::render_checked`]).
     pub fn render<C: Serialize + ?Sized>(
         &self,
         inputs: &PromptInputs<'_, C>,
     ) -> Result<String, RenderError> {
-        // Validate everything first: a rejected call must leave the cache and counter as they were.
-        let identity = inputs.identity.trim();
-        if identity.is_empty() {
-            return Err(RenderError::EmptyIdentity);
-        }
-        let workspace = inputs.workspace.trim();
-        if workspace.is_empty() {
-            return Err(RenderError::EmptyWorkspace);
-        }
+        // Validate everything first: a rejected call must leave the cache and counter as they
+        // were. Identity and workspace are checked before the context, as they always were.
+        required(inputs.identity, RenderError::EmptyIdentity)?;
+        required(inputs.workspace, RenderError::EmptyWorkspace)?;
         let context = PromptContext::from_serialize(inputs.context)?;
-        let key = Key {
-            identity: identity.to_string(),
-            context: context.stable_json().to_string(),
-            tools: inputs.tools.to_vec(),
-            workspace: workspace.to_string(),
-            skills: non_empty(inputs.skills),
-            memory: non_empty(inputs.memory),
+        let rendered = self.render_checked(&CheckedInputs {
+            identity: inputs.identity,
+            context: &context,
+            tools: ToolNames::List(inputs.tools),
+            workspace: inputs.workspace,
+            skills: inputs.skills,
+            memory: inputs.memory,
+        })?;
+        Ok(rendered.text.to_string())
+    }
+
+    /// Renders from a validated context. A hit compares the borrowed inputs with the cached
+    /// key (a registry by its stamp) and hands out the cached text: nothing is allocated.
+    pub fn render_checked(&self, inputs: &CheckedInputs<'_>) -> Result<Rendered, RenderError> {
+        let canonical = Canonical {
+            identity: required(inputs.identity, RenderError::EmptyIdentity)?,
+            context: inputs.context.stable_json(),
+            tools: inputs.tools,
+            workspace: required(inputs.workspace, RenderError::EmptyWorkspace)?,
+            skills: present(inputs.skills),
+            memory: present(inputs.memory),
         };
 
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((cached_key, text)) = cache.as_ref()
-            && *cached_key == key
+        if let Some(entry) = cache.as_ref()
+            && entry.key.matches(&canonical)
         {
             self.hits.fetch_add(1, Ordering::SeqCst);
             tracing::info!(target: "prompt", "[cache hit]");
-            return Ok(text.clone());
+            return Ok(Rendered {
+                text: entry.text.clone(),
+                cache: CacheUse::Hit,
+            });
         }
-        let (text, names) = assemble(&key);
-        tracing::info!(target: "prompt", "[assembled] sections: {}", names.join(", "));
-        *cache = Some((key, text.clone()));
-        Ok(text)
+        // The names and the stamp stored with them are read under one registry lock, so a
+        // tool registered meanwhile changes the stamp and misses on the next render.
+        let registry_names;
+        let (tools, names): (ToolsKey, &[String]) = match canonical.tools {
+            ToolNames::List(names) => (ToolsKey::List(names.to_vec()), names),
+            ToolNames::Registry(registry) => {
+                let (stamp, names) = registry.stamped_names();
+                registry_names = names;
+                (ToolsKey::Registry(stamp), &registry_names)
+            }
+        };
+        let key = Key {
+            identity: canonical.identity.to_string(),
+            context: canonical.context.to_string(),
+            tools,
+            workspace: canonical.workspace.to_string(),
+            skills: canonical.skills.map(str::to_string),
+            memory: canonical.memory.map(str::to_string),
+        };
+        let (text, sections) = assemble(&key, names);
+        tracing::info!(target: "prompt", "[assembled] sections: {}", sections.join(", "));
+        let text: Arc<str> = text.into();
+        *cache = Some(Entry {
+            key,
+            text: text.clone(),
+        });
+        Ok(Rendered {
+            text,
+            cache: CacheUse::Miss,
+        })
     }
 }
 
-fn assemble(key: &Key) -> (String, Vec<&'static str>) {
-    let tools = if key.tools.is_empty() {
+fn assemble(key: &Key, names: &[String]) -> (String, Vec<&'static str>) {
+    let tools = if names.is_empty() {
         "(none)".to_string()
     } else {
-        key.tools
+        names
             .iter()
             .map(|t| format!("- {t}"))
             .collect::<Vec<_>>()

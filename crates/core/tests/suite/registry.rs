@@ -71,6 +71,40 @@ fn a_live_registry_accepts_new_tools_and_rejects_duplicates() {
     assert_eq!(registry.names(), vec!["echo", "echo2"]);
 }
 
+/// The stamp moves with every accepted registration (not with a refused one) and never
+/// equals another registry's, so a cache may compare it instead of the names.
+#[test]
+fn the_stamp_names_one_state_of_one_registry() {
+    let registry = ToolRegistry::builder()
+        .tool(echo_spec("echo"), Arc::new(Echo))
+        .build()
+        .unwrap();
+    let twin = ToolRegistry::builder()
+        .tool(echo_spec("echo"), Arc::new(Echo))
+        .build()
+        .unwrap();
+    let first = registry.stamp();
+    assert_ne!(first, twin.stamp());
+    assert!(
+        registry
+            .register(echo_spec("echo"), Arc::new(Echo))
+            .is_err()
+    );
+    assert_eq!(registry.stamp(), first);
+    registry
+        .register(echo_spec("echo2"), Arc::new(Echo))
+        .unwrap();
+    let (stamp, names) = registry.stamped_names();
+    assert_ne!(stamp, first);
+    assert_eq!(
+        (stamp, names),
+        (
+            registry.stamp(),
+            vec!["echo".to_string(), "echo2".to_string()]
+        )
+    );
+}
+
 #[test]
 fn unsupported_schema_keywords_are_refused_at_build_time() {
     let mut spec = echo_spec("echo");

@@ -1,3 +1,4 @@
+mod checked;
 mod context;
 mod provider;
 mod renderer;

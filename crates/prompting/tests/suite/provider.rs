@@ -1,9 +1,13 @@
 use std::error::Error as _;
 use std::sync::{Arc, Mutex};
 
-use agent_core::{SystemPromptProvider, ToolRegistry};
+use agent_core::{
+    AgentEvent, CacheUse, CollectingSink, Events, SystemPromptProvider, ToolRegistry,
+};
 use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext, RenderError};
 use serde_json::json;
+
+use super::checked::{add_tool, registry};
 
 fn provider(identity: &str) -> DynamicPromptProvider {
     DynamicPromptProvider::new(
@@ -40,4 +44,39 @@ async fn the_memory_block_is_read_from_its_source_before_every_render() {
         provider.system_prompt().await.unwrap(),
         format!("{base}\n\n## memory\n<relevant_memories>\nx\n</relevant_memories>")
     );
+}
+
+/// A tool registered on the live registry after the provider was built is in the next prompt,
+/// and the event says whether the renderer's cache served it.
+#[tokio::test]
+async fn a_tool_registered_after_build_misses_the_cache_once() {
+    let tools = Arc::new(registry(&["bash"]));
+    let sink = Arc::new(CollectingSink::new());
+    let provider = DynamicPromptProvider::new(
+        Arc::new(DynamicPromptRenderer::new()),
+        "Be brief.",
+        PromptContext::from_value(json!({"chapter": 10})).unwrap(),
+        tools.clone(),
+        "/work/project",
+    )
+    .events(Events::new(sink.clone()));
+    let head = "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n- bash";
+    let tail = "\n\n## workspace\n/work/project";
+    assert_eq!(provider.render().unwrap(), format!("{head}{tail}"));
+    assert_eq!(provider.render().unwrap(), format!("{head}{tail}"));
+    add_tool(&tools, "glob");
+    assert_eq!(provider.render().unwrap(), format!("{head}\n- glob{tail}"));
+    assert_eq!(provider.render().unwrap(), format!("{head}\n- glob{tail}"));
+    let assembled = |bytes: usize, cache| AgentEvent::PromptAssembled { bytes, cache };
+    let short = head.len() + tail.len();
+    assert_eq!(
+        sink.events(),
+        vec![
+            assembled(short, CacheUse::Miss),
+            assembled(short, CacheUse::Hit),
+            assembled(short + 7, CacheUse::Miss),
+            assembled(short + 7, CacheUse::Hit),
+        ]
+    );
+    assert_eq!(provider.renderer().cache_hits(), 2);
 }
