@@ -139,4 +139,4 @@ lint:
 
 # Benchmarks (divan); medians are printed per benchmark.
 bench:
-    cargo bench -p agent-core -p agent-tools -p agent-prompting
+    cargo bench -p agent-core -p agent-tools -p agent-prompting -p agent-compaction

@@ -172,10 +172,11 @@ async fn a_long_session_keeps_every_request_paired_and_under_budget() {
             .text()
             .contains(&format!("\"summary {summaries}\""))
     );
+    // One append-only transcript for the session, however many summaries were made.
     let transcripts = std::fs::read_dir(dir.path().join(".agent_tutorial/transcripts"))
         .unwrap()
         .count();
-    assert_eq!(transcripts, summaries);
+    assert_eq!(transcripts, 1);
 }
 
 #[tokio::test]
@@ -285,4 +286,99 @@ fn the_cli_shows_a_result_persisted_to_an_artifact() {
              [result] ok: 1 lines, 48000 bytes\n\
              [artifact] c1 -> .agent_tutorial/artifacts/c1.txt (48000 bytes)\n",
         );
+}
+
+/// What a long session of large reads cost: model calls for summaries, and transcript bytes
+/// against the bytes of the stored history written the same way (one JSON line a message).
+struct LongSession {
+    requests: Vec<ModelRequest>,
+    summaries: usize,
+    transcript_files: Vec<String>,
+    transcript: String,
+    history: Vec<Message>,
+}
+
+/// `rounds` reads of an 18 KB file (under the artifact threshold, so each stays in the
+/// history) through a chapter-8 agent with the default compaction settings.
+async fn long_session(rounds: usize) -> LongSession {
+    let dir = workspace();
+    let line = format!("{}\n", "y".repeat(99));
+    std::fs::write(dir.path().join("big.txt"), line.repeat(180)).unwrap();
+    let replies: Vec<ModelReply> = (0..rounds)
+        .map(|i| {
+            tool_round(vec![call(
+                &format!("c{i}"),
+                "read_file",
+                json!({"path": "big.txt"}),
+            )])
+        })
+        .chain([ModelReply::text("done")])
+        .collect();
+    let router = Router::new(replies);
+    let sink = Arc::new(CollectingSink::new());
+    let mut deps = AgentDeps::new(router.clone(), Workspace::new(dir.path()).unwrap());
+    deps.events = sink;
+    deps.max_turns = rounds + 1;
+    let mut agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
+    agent.run_turn("read big.txt many times").await.unwrap();
+    router.script.finish().unwrap();
+    let folder = dir.path().join(".agent_tutorial/transcripts");
+    let mut transcript_files: Vec<String> = std::fs::read_dir(&folder)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    transcript_files.sort();
+    let transcript = transcript_files
+        .iter()
+        .map(|name| std::fs::read_to_string(folder.join(name)).unwrap())
+        .collect();
+    let requests = router.requests.lock().unwrap().clone();
+    LongSession {
+        requests,
+        summaries: router.summaries.load(Ordering::SeqCst),
+        transcript_files,
+        transcript,
+        history: agent.history().to_vec(),
+    }
+}
+
+fn jsonl(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .map(|m| format!("{}\n", serde_json::to_string(m).unwrap()))
+        .collect()
+}
+
+#[tokio::test]
+async fn two_hundred_large_rounds_summarize_once_per_k_requests_into_one_transcript() {
+    let rounds = 200;
+    let session = long_session(rounds).await;
+    assert_eq!(session.requests.len(), rounds + 1);
+    for (i, request) in session.requests.iter().enumerate() {
+        assert_eq!(validate_pairing(&request.messages), Ok(()), "request {i}");
+    }
+    let every = CompactionConfig::default().summary_every_requests;
+    assert_eq!(every, 8);
+    assert!(
+        session.summaries <= rounds / every + 2,
+        "{} summaries",
+        session.summaries
+    );
+    // One append-only file for the session, holding the history's first messages once each,
+    // in order: the summarized part is recoverable and nothing is written twice.
+    assert_eq!(
+        session.transcript_files.len(),
+        1,
+        "{:?}",
+        session.transcript_files
+    );
+    assert!(session.transcript_files[0].ends_with(".jsonl"));
+    let history = jsonl(&session.history);
+    assert!(session.transcript.len() <= 2 * history.len());
+    let lines = session.transcript.lines().count();
+    assert!(lines > 0);
+    assert_eq!(session.transcript, jsonl(&session.history[..lines]));
 }

@@ -1,8 +1,13 @@
 //! Shaping what is sent when the history grows: snip, micro, summary.
 //!
-//! All three work on the copy of the history a request is built from; the stored history stays
-//! canonical (and complete). Groups ([`crate::groups`]) are kept or dropped whole, so every
-//! request still pairs each tool call with its result.
+//! All three work on what a request is built from; the stored history stays canonical (and
+//! complete). Groups ([`crate::groups`]) are kept or dropped whole, so every request still
+//! pairs each tool call with its result.
+//!
+//! A summary covers the history's groups up to a *cut*; later requests send the first group,
+//! the summary and the groups after the cut. The model is asked again at most once per
+//! [`CompactionConfig::summary_every_requests`] over-budget requests, and then only for what
+//! happened after the cut (the previous summary is extended, not rebuilt).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,15 +15,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use agent_core::seams::ProcessError;
 use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
 use agent_core::{AgentEvent, CompactionKind, Events, HistoryProcessor, Message, ModelClient};
-use agent_workspace::{Existing, PathError, Workspace};
+use agent_workspace::Workspace;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
-use crate::groups::{groups, is_tool_round, total_bytes};
-
-/// Where full transcripts are saved before a summary replaces part of a request.
-pub const TRANSCRIPT_DIR: &str = ".agent_tutorial/transcripts";
+use crate::groups::{groups, is_tool_round, message_bytes};
+use crate::transcript::{TranscriptError, TranscriptLog};
 
 const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
 
@@ -32,6 +35,9 @@ pub struct CompactionConfig {
     pub byte_budget: usize,
     /// Summary: the newest groups kept verbatim next to the summary.
     pub summary_keep_groups: usize,
+    /// Summary: the model is asked at most once per this many over-budget requests; the
+    /// requests in between reuse the previous summary (each call is a paid, slow request).
+    pub summary_every_requests: usize,
 }
 
 impl Default for CompactionConfig {
@@ -41,6 +47,7 @@ impl Default for CompactionConfig {
             micro_keep_groups: 3,
             byte_budget: 50_000,
             summary_keep_groups: 4,
+            summary_every_requests: 8,
         }
     }
 }
@@ -65,13 +72,17 @@ pub fn snip(groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
     let mut iter = groups.into_iter();
     let mut out: Vec<Vec<Message>> = iter.next().into_iter().collect();
     let dropped: Vec<Vec<Message>> = iter.by_ref().take(omit).collect();
-    let messages: usize = dropped.iter().map(Vec::len).sum();
-    let rounds = dropped.iter().filter(|g| is_tool_round(g)).count();
-    out.push(vec![Message::system(format!(
-        "[snipped: {messages} earlier messages ({rounds} tool rounds) are not shown]"
-    ))]);
+    out.push(vec![snip_marker(&dropped)]);
     out.extend(iter);
     out
+}
+
+fn snip_marker(dropped: &[Vec<Message>]) -> Message {
+    let messages: usize = dropped.iter().map(Vec::len).sum();
+    let rounds = dropped.iter().filter(|g| is_tool_round(g)).count();
+    Message::system(format!(
+        "[snipped: {messages} earlier messages ({rounds} tool rounds) are not shown]"
+    ))
 }
 
 /// Replaces tool results older than the newest `keep` groups with a short stub.
@@ -79,20 +90,111 @@ pub fn micro(mut groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
     let old = groups.len().saturating_sub(keep);
     for group in groups.iter_mut().take(old) {
         for message in group.iter_mut() {
-            if let Message::Tool { content, .. } = message {
-                let stub = format!("[earlier tool result cleared: {} bytes]", content.len());
-                if stub.len() < content.len() {
-                    *content = stub;
-                }
+            if let Message::Tool { content, .. } = message
+                && let Some(stub) = stub(content)
+            {
+                *content = stub;
             }
         }
     }
     groups
 }
 
+/// The stub an old tool result becomes, when it is shorter than the result.
+fn stub(content: &str) -> Option<String> {
+    let stub = format!("[earlier tool result cleared: {} bytes]", content.len());
+    (stub.len() < content.len()).then_some(stub)
+}
+
+/// A copy of `message` with its tool result stubbed, without copying the result first.
+fn stubbed(message: &Message) -> Message {
+    match message {
+        Message::Tool {
+            tool_call_id,
+            content,
+        } => Message::Tool {
+            tool_call_id: tool_call_id.clone(),
+            content: stub(content).unwrap_or_else(|| content.clone()),
+        },
+        other => other.clone(),
+    }
+}
+
+/// One unit of a request being assembled: a group of the history, or a message made here.
+enum Part<'a> {
+    Group(&'a [Message]),
+    Made(Message),
+}
+
+/// A request's messages, and its bytes before and after micro.
+struct Shaped {
+    messages: Vec<Message>,
+    parts: usize,
+    raw_bytes: usize,
+    bytes: usize,
+}
+
+/// `head`, then `tail` snipped to its newest `keep` groups (a marker stands for the rest), with
+/// tool results outside the newest `micro_keep` parts stubbed. Only what is sent is copied, and
+/// an old result only as its stub: the cost follows the window, not the history.
+fn assemble(head: Vec<Part<'_>>, tail: &[Vec<Message>], keep: usize, micro_keep: usize) -> Shaped {
+    let mut parts = head;
+    let start = tail.len().saturating_sub(keep);
+    if start > 0 {
+        parts.push(Part::Made(snip_marker(&tail[..start])));
+    }
+    parts.extend(tail[start..].iter().map(|g| Part::Group(g)));
+    let old = parts.len().saturating_sub(micro_keep);
+    let mut shaped = Shaped {
+        messages: Vec::new(),
+        parts: parts.len(),
+        raw_bytes: 0,
+        bytes: 0,
+    };
+    for (i, part) in parts.iter().enumerate() {
+        let messages = match part {
+            Part::Group(group) => *group,
+            Part::Made(message) => std::slice::from_ref(message),
+        };
+        for message in messages {
+            let sent = if i < old {
+                stubbed(message)
+            } else {
+                message.clone()
+            };
+            shaped.raw_bytes += message_bytes(message);
+            shaped.bytes += message_bytes(&sent);
+            shaped.messages.push(sent);
+        }
+    }
+    shaped
+}
+
+/// The summary of the history's groups `1..cut` (or of the part of them the snip window
+/// showed), recognised by content: the first group and the group just before the cut. The
+/// history only grows, so those two pin the rest; comparing every covered message would cost a
+/// pass over the whole history on every request.
 struct Cached {
-    prefix: Vec<Message>,
+    first: Vec<Message>,
+    cut: usize,
+    boundary: Vec<Message>,
     summary: Summary,
+    message: Message,
+}
+
+impl Cached {
+    fn covers(&self, groups: &[Vec<Message>]) -> bool {
+        self.cut <= groups.len()
+            && groups.first() == Some(&self.first)
+            && self.cut.checked_sub(1).and_then(|i| groups.get(i)) == Some(&self.boundary)
+    }
+}
+
+struct State {
+    summary: Option<Cached>,
+    /// Over-budget requests since the model was last asked for a summary (`None`: never).
+    since_call: Option<usize>,
+    transcript: TranscriptLog,
 }
 
 /// The chapter-8 history processor.
@@ -100,9 +202,8 @@ pub struct Compactor {
     model: Arc<dyn ModelClient>,
     workspace: Workspace,
     config: CompactionConfig,
-    cache: Mutex<Option<Cached>>,
+    state: Mutex<State>,
     summaries: AtomicUsize,
-    transcripts: AtomicUsize,
     events: Events,
 }
 
@@ -125,9 +226,12 @@ impl Compactor {
             model,
             workspace,
             config,
-            cache: Mutex::new(None),
+            state: Mutex::new(State {
+                summary: None,
+                since_call: None,
+                transcript: TranscriptLog::new(),
+            }),
             summaries: AtomicUsize::new(0),
-            transcripts: AtomicUsize::new(0),
             events: Events::default(),
         }
     }
@@ -153,43 +257,29 @@ impl Compactor {
         self.summaries.load(Ordering::SeqCst)
     }
 
-    /// Saves the full history before a summary replaces part of it, through the boundary (a
-    /// transcript folder linked to outside is refused).
-    fn save_transcript(&self, messages: &[Message]) -> Result<String, TranscriptError> {
-        let n = self.transcripts.fetch_add(1, Ordering::SeqCst) + 1;
-        let millis = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        let path = self
-            .workspace
-            .inside(&format!("{TRANSCRIPT_DIR}/transcript-{millis}-{n}.jsonl"))?;
-        let mut text = String::new();
-        for message in messages {
-            text.push_str(&serde_json::to_string(message)?);
-            text.push('\n');
-        }
-        self.workspace
-            .write_atomic(&path, text.as_bytes(), Existing::Refuse)?;
-        Ok(path.to_string())
+    /// The request with `cached`'s summary in place of the groups it covers.
+    fn with_summary(&self, groups: &[Vec<Message>], cached: &Cached, total: usize) -> Shaped {
+        let head = vec![Part::Group(&groups[0]), Part::Made(cached.message.clone())];
+        let shaped = assemble(
+            head,
+            &groups[cached.cut..],
+            self.config.keep_groups,
+            self.config.micro_keep_groups,
+        );
+        self.compacted(CompactionKind::Summary, total, shaped.messages.len());
+        shaped
     }
 
-    /// The summary of `middle`, reusing the cached one when the prefix is unchanged and
-    /// extending it when the prefix only grew.
+    /// Asks the model to summarize `groups[from..cut]`, extending `previous` when there is one,
+    /// after appending what the session transcript lacks of `groups[..cut]`.
     async fn summarize(
         &self,
-        full: &[Message],
-        middle: Vec<Message>,
-    ) -> Result<Summary, SummaryError> {
-        let mut cache = self.cache.lock().await;
-        let (previous, new_part) = match cache.as_ref() {
-            Some(c) if c.prefix == middle => return Ok(c.summary.clone()),
-            Some(c) if middle.starts_with(&c.prefix) => {
-                (Some(&c.summary), &middle[c.prefix.len()..])
-            }
-            _ => (None, &middle[..]),
-        };
-        let transcript = self.save_transcript(full)?;
+        transcript: &mut TranscriptLog,
+        groups: &[Vec<Message>],
+        previous: Option<&Summary>,
+        (from, cut): (usize, usize),
+    ) -> Result<Cached, SummaryError> {
+        let path = transcript.append(&self.workspace, &groups[..cut])?;
         let mut input = String::new();
         if let Some(previous) = previous {
             input.push_str("Summary of the conversation so far:\n");
@@ -198,7 +288,8 @@ impl Compactor {
             input.push_str("\n\nWhat happened after that:\n");
         }
         // Each message ends with a newline here (the memory transcript joins them instead).
-        for message in new_part {
+        let new_part = &groups[from..cut];
+        for message in new_part.iter().flatten() {
             input.push_str(&side_call::render_message(
                 message,
                 TranscriptStyle::Detailed,
@@ -206,7 +297,7 @@ impl Compactor {
             input.push('\n');
         }
         self.summaries.fetch_add(1, Ordering::SeqCst);
-        tracing::info!(%transcript, messages = new_part.len(), "summarizing older messages");
+        tracing::info!(transcript = %path, groups = new_part.len(), "summarizing older messages");
         let summary: Summary = side_call::ask_json(
             self.model.as_ref(),
             SUMMARY_PROMPT,
@@ -214,11 +305,16 @@ impl Compactor {
             JsonShape::Object,
         )
         .await?;
-        *cache = Some(Cached {
-            prefix: middle,
-            summary: summary.clone(),
-        });
-        Ok(summary)
+        let json = serde_json::to_string_pretty(&summary).map_err(SummaryError::Render)?;
+        Ok(Cached {
+            first: groups[0].clone(),
+            cut,
+            boundary: groups[cut - 1].clone(),
+            summary,
+            message: Message::system(format!(
+                "<conversation-summary>\n{json}\n</conversation-summary>"
+            )),
+        })
     }
 }
 
@@ -229,40 +325,71 @@ impl HistoryProcessor for Compactor {
     }
 
     async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
-        let full = messages.clone();
-        let snipped = snip(groups(messages), self.config.keep_groups);
-        let snipped_len = snipped.iter().map(Vec::len).sum();
-        self.compacted(CompactionKind::Snip, full.len(), snipped_len);
-        let shaped = micro(snipped.clone(), self.config.micro_keep_groups);
-        let flat: Vec<Message> = shaped.iter().flatten().cloned().collect();
-        let snipped_bytes = snipped.iter().map(|g| total_bytes(g)).sum();
-        self.compacted(CompactionKind::Micro, snipped_bytes, total_bytes(&flat));
-        let keep = self.config.summary_keep_groups;
-        if total_bytes(&flat) <= self.config.byte_budget || shaped.len() <= keep + 1 {
-            return Ok(flat);
+        let total = messages.len();
+        let groups = groups(messages);
+        let Some(first) = groups.first() else {
+            return Ok(Vec::new());
+        };
+        let config = &self.config;
+        let plain = assemble(
+            vec![Part::Group(first)],
+            &groups[1..],
+            config.keep_groups,
+            config.micro_keep_groups,
+        );
+        self.compacted(CompactionKind::Snip, total, plain.messages.len());
+        self.compacted(CompactionKind::Micro, plain.raw_bytes, plain.bytes);
+        let keep = config.summary_keep_groups;
+        if plain.bytes <= config.byte_budget || plain.parts <= keep + 1 {
+            return Ok(plain.messages);
         }
-        // Summarize the full text of the middle (not its stubs); keep first and newest groups.
-        let middle: Vec<Message> = snipped[1..snipped.len() - keep]
-            .iter()
-            .flatten()
-            .cloned()
-            .collect();
-        match self.summarize(&full, middle).await {
-            Ok(summary) => {
-                let json = serde_json::to_string_pretty(&summary)
-                    .map_err(|e| ProcessError::new("cannot serialize the summary", e))?;
-                let mut out: Vec<Message> = shaped[0].clone();
-                out.push(Message::system(format!(
-                    "<conversation-summary>\n{json}\n</conversation-summary>"
-                )));
-                out.extend(shaped[shaped.len() - keep..].iter().flatten().cloned());
-                self.compacted(CompactionKind::Summary, full.len(), out.len());
-                Ok(out)
+        let mut guard = self.state.lock().await;
+        let state = &mut *guard;
+        let due = state
+            .since_call
+            .is_none_or(|n| n >= config.summary_every_requests);
+        state.since_call = state.since_call.map(|n| n.saturating_add(1));
+        let cached = state.summary.as_ref().filter(|c| c.covers(&groups));
+        let cut = groups.len() - keep;
+        // Before the next call is due, or with nothing new to summarize, the previous summary
+        // stands. Should the request still be over budget (the groups after the cut are too
+        // large by themselves), it goes out as it is: a new summary could not shrink the
+        // newest groups either, and a server's hard limit is met by the overflow retry.
+        if let Some(c) = cached.filter(|c| !due || c.cut >= cut) {
+            let shaped = self.with_summary(&groups, c, total);
+            if shaped.bytes > config.byte_budget {
+                tracing::warn!(
+                    bytes = shaped.bytes,
+                    budget = config.byte_budget,
+                    "over the byte budget with the previous summary"
+                );
+            }
+            return Ok(shaped.messages);
+        }
+        // A summary call failed or the history is new, and the next call is not due yet.
+        if !due {
+            return Ok(plain.messages);
+        }
+        let window = groups.len().saturating_sub(config.keep_groups).max(1);
+        let from = cached.map_or(window, |c| c.cut.max(window));
+        if from >= cut {
+            return Ok(plain.messages);
+        }
+        state.since_call = Some(1);
+        let previous = cached.map(|c| &c.summary);
+        match self
+            .summarize(&mut state.transcript, &groups, previous, (from, cut))
+            .await
+        {
+            Ok(made) => {
+                let shaped = self.with_summary(&groups, &made, total);
+                state.summary = Some(made);
+                Ok(shaped.messages)
             }
             Err(err) => {
                 // A failed summary must not break the answer: send the snipped request.
                 tracing::warn!("compaction summary failed: {}", chain(&err));
-                Ok(flat)
+                Ok(plain.messages)
             }
         }
     }
@@ -295,6 +422,8 @@ pub enum SummaryError {
     Transcript(#[from] TranscriptError),
     #[error("cannot serialize the previous summary")]
     Previous(#[source] serde_json::Error),
+    #[error("cannot serialize the summary")]
+    Render(#[source] serde_json::Error),
     #[error("the summary call failed")]
     Call(#[from] SideCallError),
 }
@@ -309,41 +438,4 @@ fn chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-/// Why a transcript could not be saved.
-#[derive(Debug, thiserror::Error)]
-pub enum TranscriptError {
-    #[error(transparent)]
-    Path(#[from] PathError),
-    #[error("cannot serialize the history")]
-    Json(#[from] serde_json::Error),
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use agent_core::ScriptedModel;
-
-    #[test]
-    fn a_transcript_folder_linked_outside_is_refused_not_written_through() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(".agent_tutorial")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join(TRANSCRIPT_DIR)).unwrap();
-        let compactor = Compactor::new(
-            Arc::new(ScriptedModel::new([])),
-            Workspace::new(dir.path()).unwrap(),
-            CompactionConfig::default(),
-        );
-        let err = compactor
-            .save_transcript(&[Message::user("secret history")])
-            .unwrap_err();
-        // The name carries the time, so the variant is compared rather than the text.
-        assert!(
-            matches!(err, TranscriptError::Path(PathError::Escape { .. })),
-            "{err:?}"
-        );
-        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
-    }
 }

@@ -2,16 +2,19 @@
 //!
 //! - [`artifacts`]: a tool result over 30,000 bytes goes to `.agent_tutorial/artifacts/`; the
 //!   history keeps a `<persisted-tool-result>` preview with the path.
-//! - [`compactor`]: before each request, on a copy of the history, *snip* (keep the first user
+//! - [`compactor`]: before each request, on what a request is built from, *snip* (keep the first user
 //!   message and the newest groups), *micro* (stub old tool results) and, over a byte budget,
 //!   *summary* (ask the model for a structured summary of the older part).
 //! - [`groups`]: the units all of this keeps or drops whole.
+//! - [`transcript`]: the session's append-only transcript, saved before a summary.
 
 pub mod artifacts;
 pub mod compactor;
 pub mod groups;
+pub mod transcript;
 
 pub use artifacts::{ArtifactConfig, ArtifactStore};
 pub use compactor::{
-    CompactionConfig, Compactor, OverflowSnip, Summary, SummaryError, TranscriptError, micro, snip,
+    CompactionConfig, Compactor, OverflowSnip, Summary, SummaryError, micro, snip,
 };
+pub use transcript::{TRANSCRIPT_DIR, TranscriptError};

@@ -1,2 +1,3 @@
+mod cadence;
 mod shaping;
 mod summary;

@@ -11,6 +11,7 @@ fn config() -> CompactionConfig {
         micro_keep_groups: 3,
         byte_budget: 10,
         summary_keep_groups: 1,
+        summary_every_requests: 8,
     }
 }
 
