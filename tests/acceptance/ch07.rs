@@ -9,7 +9,7 @@ use crate::support::{call, command, scripted_agent, tool_results, tool_round, wo
 
 /// Copies the shipped example skills into a workspace.
 pub fn install_example_skills(dir: &Path) {
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/skills");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workspace/skills");
     for skill in ["commit-message", "rust-test"] {
         let to = dir.join("skills").join(skill);
         std::fs::create_dir_all(&to).unwrap();
