@@ -12,6 +12,7 @@ pub mod cli;
 pub mod observer;
 pub mod profile;
 pub mod render;
+pub mod spinner;
 
 pub use bootstrap::{Agent, AgentDeps, BuildError, build_agent, build_preview_agent};
 pub use profile::{Capability, Profile, ProfileError, Status};

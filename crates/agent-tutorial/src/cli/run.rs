@@ -24,6 +24,10 @@ impl ModelChoice {
     fn client(&self) -> Arc<dyn ModelClient> {
         match self {
             Self::Scripted(model) => model.clone(),
+            // Only a real server makes anyone wait: a script answers at once.
+            Self::Real(model) if crate::spinner::wanted() => {
+                Arc::new(crate::spinner::Spinning::new(model.clone()))
+            }
             Self::Real(model) => model.clone(),
         }
     }
