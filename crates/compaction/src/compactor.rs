@@ -228,7 +228,12 @@ impl HistoryProcessor for Compactor {
         "compaction"
     }
 
-    async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
+    async fn process(
+        &self,
+        messages: Vec<Arc<Message>>,
+    ) -> Result<Vec<Arc<Message>>, ProcessError> {
+        // Snip, micro and summary work on owned messages; the copy is made here.
+        let messages = owned(&messages);
         let full = messages.clone();
         let snipped = snip(groups(messages), self.config.keep_groups);
         let snipped_len = snipped.iter().map(Vec::len).sum();
@@ -239,7 +244,7 @@ impl HistoryProcessor for Compactor {
         self.compacted(CompactionKind::Micro, snipped_bytes, total_bytes(&flat));
         let keep = self.config.summary_keep_groups;
         if total_bytes(&flat) <= self.config.byte_budget || shaped.len() <= keep + 1 {
-            return Ok(flat);
+            return Ok(shared(flat));
         }
         // Summarize the full text of the middle (not its stubs); keep first and newest groups.
         let middle: Vec<Message> = snipped[1..snipped.len() - keep]
@@ -257,12 +262,12 @@ impl HistoryProcessor for Compactor {
                 )));
                 out.extend(shaped[shaped.len() - keep..].iter().flatten().cloned());
                 self.compacted(CompactionKind::Summary, full.len(), out.len());
-                Ok(out)
+                Ok(shared(out))
             }
             Err(err) => {
                 // A failed summary must not break the answer: send the snipped request.
                 tracing::warn!("compaction summary failed: {}", chain(&err));
-                Ok(flat)
+                Ok(shared(flat))
             }
         }
     }
@@ -280,12 +285,25 @@ impl HistoryProcessor for OverflowSnip {
         "overflow_snip"
     }
 
-    async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
-        Ok(snip(groups(messages), self.keep_groups)
-            .into_iter()
-            .flatten()
-            .collect())
+    async fn process(
+        &self,
+        messages: Vec<Arc<Message>>,
+    ) -> Result<Vec<Arc<Message>>, ProcessError> {
+        Ok(shared(
+            snip(groups(owned(&messages)), self.keep_groups)
+                .into_iter()
+                .flatten()
+                .collect(),
+        ))
     }
+}
+
+fn owned(messages: &[Arc<Message>]) -> Vec<Message> {
+    messages.iter().map(|m| Message::clone(m)).collect()
+}
+
+fn shared(messages: Vec<Message>) -> Vec<Arc<Message>> {
+    messages.into_iter().map(Arc::new).collect()
 }
 
 /// Why no summary was made (the request is then sent snipped, without one).

@@ -1,12 +1,15 @@
+use std::sync::Arc;
+
 use agent_core::{
-    Message, ModelClient, ModelError, ModelReply, ModelRequest, ScriptError, ScriptedModel,
+    Message, ModelClient, ModelError, ModelReply, ModelRequest, Recording, ScriptError,
+    ScriptedModel,
 };
 
 use super::call;
 
 fn request(text: &str) -> ModelRequest {
     ModelRequest {
-        messages: vec![Message::user(text)],
+        messages: vec![Arc::new(Message::user(text))],
         tools: Vec::new(),
     }
 }
@@ -18,7 +21,9 @@ async fn replays_a_json_script_and_reports_what_is_left() {
         {"tool_calls": [{"id": "c2", "name": "bash", "arguments": "{broken"}]},
         {"content": "done"}
     ]"#;
-    let model = ScriptedModel::from_json(script, "inline").unwrap();
+    let model = ScriptedModel::from_json(script, "inline")
+        .unwrap()
+        .recording(Recording::Requests);
     let first = model.complete(&request("a")).await.unwrap();
     assert_eq!(
         first,
