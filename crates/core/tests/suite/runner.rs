@@ -242,3 +242,31 @@ async fn final_answer_mode_sends_the_last_request_without_tools() {
         Some(&Message::system(agent_core::runner::FINAL_ANSWER_NOTE))
     );
 }
+
+/// Building a request shares the stored messages (issue 16: a deep copy of the history per
+/// request made round 1000 cost 20x round 10): every history message in the request is the
+/// stored one, not an equal copy; only the system prompt is new.
+#[tokio::test]
+async fn a_request_shares_the_stored_messages_instead_of_copying_them() {
+    let model = Arc::new(ScriptedModel::new([]));
+    let history: Vec<Arc<Message>> = vec![
+        Arc::new(Message::user("go")),
+        Arc::new(Message::Assistant {
+            content: None,
+            tool_calls: vec![call("c1", "echo", r#"{"text":"a"}"#)],
+        }),
+        Arc::new(Message::tool_result("c1", "a")),
+    ];
+    let request = runner(&model).prepare_request(&history).await.unwrap();
+    assert_eq!(
+        request.messages[0],
+        Message::system("You are a test agent.")
+    );
+    let shared: Vec<bool> = request.messages[1..]
+        .iter()
+        .zip(&history)
+        .map(|(sent, stored)| Arc::ptr_eq(sent, stored))
+        .collect();
+    assert_eq!(shared, vec![true, true, true]);
+    assert_eq!(request.messages.len(), 4);
+}

@@ -80,3 +80,20 @@ async fn a_script_step_can_carry_a_finish_reason() {
         }
     );
 }
+
+/// A long `--script` session must not keep every request: 229 MiB at 1000 rounds (issue 16).
+/// Recording is asked for; without it the model keeps nothing and still counts requests.
+#[tokio::test]
+async fn requests_are_kept_only_when_recording_is_asked_for() {
+    let silent = ScriptedModel::replies([ModelReply::text("a")]);
+    silent.complete(&request("one")).await.unwrap();
+    assert_eq!(silent.requests(), Vec::<ModelRequest>::new());
+    assert_eq!(
+        silent.complete(&request("two")).await.unwrap_err(),
+        ModelError::ScriptExhausted { request: 2 }
+    );
+
+    let recording = ScriptedModel::replies([ModelReply::text("a")]).recording(Recording::Requests);
+    recording.complete(&request("one")).await.unwrap();
+    assert_eq!(recording.requests(), vec![request("one")]);
+}
