@@ -43,7 +43,7 @@ async fn a_session_finds_reads_and_edits_a_file_and_cannot_leave_the_workspace()
     let results: Vec<String> = agent
         .history()
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match m.as_ref() {
             Message::Tool {
                 tool_call_id,
                 content,

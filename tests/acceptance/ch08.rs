@@ -7,7 +7,7 @@ use agent_compaction::CompactionConfig;
 use agent_core::scripted::ScriptStep;
 use agent_core::{
     AgentEvent, CollectingSink, CompactionKind, Message, ModelClient, ModelError, ModelReply,
-    ModelRequest, ScriptedModel, validate_pairing,
+    ModelRequest, Recording, ScriptedModel, validate_pairing,
 };
 use agent_tools::Workspace;
 use agent_tutorial::Profile;
@@ -161,7 +161,7 @@ async fn a_long_session_keeps_every_request_paired_and_under_budget() {
     assert!(!told.is_empty());
     assert_eq!(told, with_summary);
     let last = requests.last().unwrap();
-    let summary_messages: Vec<&Message> = last
+    let summary_messages: Vec<&Arc<Message>> = last
         .messages
         .iter()
         .filter(|m| m.text().starts_with("<conversation-summary>"))
@@ -228,7 +228,7 @@ async fn prompt_too_long_compacts_once_and_retries_once() {
     steps.push(ScriptStep::Fail(ModelError::PromptTooLong {
         message: "still too long".into(),
     }));
-    let model = Arc::new(ScriptedModel::new(steps));
+    let model = Arc::new(ScriptedModel::new(steps).recording(Recording::Requests));
     let deps = AgentDeps::new(model.clone(), Workspace::new(dir.path()).unwrap());
     let mut agent = build_agent(Profile::for_chapter(8).unwrap(), deps).unwrap();
     assert_eq!(
@@ -341,7 +341,7 @@ async fn long_session(rounds: usize) -> LongSession {
         summaries: router.summaries.load(Ordering::SeqCst),
         transcript_files,
         transcript,
-        history: agent.history().to_vec(),
+        history: agent.history().iter().map(|m| Message::clone(m)).collect(),
     }
 }
 

@@ -11,10 +11,10 @@ use crate::support::{
 const RECORD: &str = r#"[{"name": "prefers-tabs", "type": "feedback", "description": "The user wants Rust indented with tabs", "body": "Use tabs, never spaces, in .rs files."}]"#;
 const BLOCK: &str = "<relevant_memories>\n## prefers-tabs (feedback)\nThe user wants Rust indented with tabs\nUse tabs, never spaces, in .rs files.\n</relevant_memories>";
 
-fn count(messages: &[Message], needle: &str) -> usize {
+fn count<M: AsRef<Message>>(messages: &[M], needle: &str) -> usize {
     messages
         .iter()
-        .map(|m| m.text().matches(needle).count())
+        .map(|m| m.as_ref().text().matches(needle).count())
         .sum()
 }
 

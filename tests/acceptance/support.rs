@@ -4,7 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_core::{
-    AgentEvent, CollectingSink, ModelReply, ModelRequest, ScriptedModel, ToolCall, validate_pairing,
+    AgentEvent, CollectingSink, ModelReply, ModelRequest, Recording, ScriptedModel, ToolCall,
+    validate_pairing,
 };
 use agent_tools::Workspace;
 use agent_tutorial::Profile;
@@ -65,7 +66,7 @@ pub fn scripted_agent_with(
     replies: Vec<ModelReply>,
     adjust: impl FnOnce(&mut AgentDeps),
 ) -> (Agent, Arc<ScriptedModel>) {
-    let model = Arc::new(ScriptedModel::replies(replies));
+    let model = Arc::new(ScriptedModel::replies(replies).recording(Recording::Requests));
     let workspace = Workspace::new(dir).unwrap();
     let mut deps = AgentDeps::new(model.clone(), workspace);
     adjust(&mut deps);
@@ -102,11 +103,11 @@ pub fn memory_events(events: &[AgentEvent]) -> Vec<AgentEvent> {
         .collect()
 }
 
-/// The `tool` results of a history, as `id: text`.
-pub fn tool_results(history: &[agent_core::Message]) -> Vec<String> {
+/// The `tool` results of a history (stored or requested), as `id: text`.
+pub fn tool_results<M: AsRef<agent_core::Message>>(history: &[M]) -> Vec<String> {
     history
         .iter()
-        .filter_map(|m| match m {
+        .filter_map(|m| match m.as_ref() {
             agent_core::Message::Tool {
                 tool_call_id,
                 content,

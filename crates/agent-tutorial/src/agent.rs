@@ -14,7 +14,8 @@ use agent_memory::MemorySession;
 pub struct Agent {
     pub(crate) profile: Profile,
     pub(crate) runner: AgentRunner,
-    pub(crate) history: Vec<Message>,
+    /// Shared with every request built from it (`Arc`): a request copies no message.
+    pub(crate) history: Vec<Arc<Message>>,
     /// The per-turn lifecycle around the loop (chapter 9 on); what it does is told as events.
     pub(crate) memory: Option<Arc<MemorySession>>,
 }
@@ -28,7 +29,7 @@ impl Agent {
         self.runner.tools()
     }
 
-    pub fn history(&self) -> &[Message] {
+    pub fn history(&self) -> &[Arc<Message>] {
         &self.history
     }
 
@@ -42,14 +43,19 @@ impl Agent {
         memory.begin_turn(prompt).await;
         let start = self.history.len();
         let outcome = self.runner.run_turn(&mut self.history, prompt).await?;
-        memory.complete(&self.history[start..]).await;
+        // Memory reads this turn's messages once, as owned ones.
+        let turn: Vec<Message> = self.history[start..]
+            .iter()
+            .map(|m| Message::clone(m))
+            .collect();
+        memory.complete(&turn).await;
         Ok(outcome)
     }
 
     /// The request the next turn would send first, without calling the model.
     pub async fn preview_request(&self, prompt: &str) -> Result<ModelRequest, RunError> {
         let mut history = self.history.clone();
-        history.push(Message::user(prompt));
+        history.push(Arc::new(Message::user(prompt)));
         self.runner.prepare_request(&history).await
     }
 }

@@ -14,7 +14,7 @@ pub fn labels(request: &ModelRequest) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(i, message)| {
-            let body = match message {
+            let body = match message.as_ref() {
                 Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => tool_calls
                     .iter()
                     .map(|c| format!("tool_call {} {}", c.name, c.arguments))
@@ -49,7 +49,7 @@ pub fn full(request: &ModelRequest) -> String {
     let mut out = String::new();
     for (i, message) in request.messages.iter().enumerate() {
         let _ = writeln!(out, "── [{i}] {} ──", message.role());
-        if let Message::Assistant { tool_calls, .. } = message {
+        if let Message::Assistant { tool_calls, .. } = message.as_ref() {
             for call in tool_calls {
                 let _ = writeln!(
                     out,

@@ -95,7 +95,7 @@ mod tests {
         ]));
         let spinning = Spinning::new(inner.clone());
         let request = ModelRequest {
-            messages: vec![agent_core::Message::user("hi")],
+            messages: vec![Arc::new(agent_core::Message::user("hi"))],
             tools: Vec::new(),
         };
         let reply = spinning.complete(&request).await.unwrap();

@@ -64,7 +64,7 @@ fn session(bencher: divan::Bencher, rounds: usize) {
             runtime.block_on(async {
                 for i in 0..rounds {
                     history.extend(round(i, &result));
-                    let sent = compactor.process(history.clone()).await.unwrap();
+                    let sent = compactor.process(arcs(history.clone())).await.unwrap();
                     divan::black_box(sent);
                 }
             });
@@ -90,10 +90,15 @@ fn request_at(bencher: divan::Bencher, rounds: usize) {
     runtime.block_on(async {
         for i in 0..rounds {
             history.extend(round(i, &result));
-            compactor.process(history.clone()).await.unwrap();
+            compactor.process(arcs(history.clone())).await.unwrap();
         }
     });
     bencher
         .with_inputs(|| history.clone())
-        .bench_local_values(|history| runtime.block_on(compactor.process(history)).unwrap());
+        .bench_local_values(|history| runtime.block_on(compactor.process(arcs(history))).unwrap());
+}
+
+/// The history as the loop hands it to processors: shared messages.
+fn arcs(messages: Vec<agent_core::Message>) -> Vec<std::sync::Arc<agent_core::Message>> {
+    messages.into_iter().map(std::sync::Arc::new).collect()
 }

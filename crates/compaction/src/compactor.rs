@@ -324,7 +324,12 @@ impl HistoryProcessor for Compactor {
         "compaction"
     }
 
-    async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
+    async fn process(
+        &self,
+        messages: Vec<Arc<Message>>,
+    ) -> Result<Vec<Arc<Message>>, ProcessError> {
+        // The compactor's steps work on owned messages; the copy is made here.
+        let messages = owned(&messages);
         let total = messages.len();
         let groups = groups(messages);
         let Some(first) = groups.first() else {
@@ -341,7 +346,7 @@ impl HistoryProcessor for Compactor {
         self.compacted(CompactionKind::Micro, plain.raw_bytes, plain.bytes);
         let keep = config.summary_keep_groups;
         if plain.bytes <= config.byte_budget || plain.parts <= keep + 1 {
-            return Ok(plain.messages);
+            return Ok(shared(plain.messages));
         }
         let mut guard = self.state.lock().await;
         let state = &mut *guard;
@@ -364,16 +369,16 @@ impl HistoryProcessor for Compactor {
                     "over the byte budget with the previous summary"
                 );
             }
-            return Ok(shaped.messages);
+            return Ok(shared(shaped.messages));
         }
         // A summary call failed or the history is new, and the next call is not due yet.
         if !due {
-            return Ok(plain.messages);
+            return Ok(shared(plain.messages));
         }
         let window = groups.len().saturating_sub(config.keep_groups).max(1);
         let from = cached.map_or(window, |c| c.cut.max(window));
         if from >= cut {
-            return Ok(plain.messages);
+            return Ok(shared(plain.messages));
         }
         state.since_call = Some(1);
         let previous = cached.map(|c| &c.summary);
@@ -384,12 +389,12 @@ impl HistoryProcessor for Compactor {
             Ok(made) => {
                 let shaped = self.with_summary(&groups, &made, total);
                 state.summary = Some(made);
-                Ok(shaped.messages)
+                Ok(shared(shaped.messages))
             }
             Err(err) => {
                 // A failed summary must not break the answer: send the snipped request.
                 tracing::warn!("compaction summary failed: {}", chain(&err));
-                Ok(plain.messages)
+                Ok(shared(plain.messages))
             }
         }
     }
@@ -407,12 +412,25 @@ impl HistoryProcessor for OverflowSnip {
         "overflow_snip"
     }
 
-    async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
-        Ok(snip(groups(messages), self.keep_groups)
-            .into_iter()
-            .flatten()
-            .collect())
+    async fn process(
+        &self,
+        messages: Vec<Arc<Message>>,
+    ) -> Result<Vec<Arc<Message>>, ProcessError> {
+        Ok(shared(
+            snip(groups(owned(&messages)), self.keep_groups)
+                .into_iter()
+                .flatten()
+                .collect(),
+        ))
     }
+}
+
+fn owned(messages: &[Arc<Message>]) -> Vec<Message> {
+    messages.iter().map(|m| Message::clone(m)).collect()
+}
+
+fn shared(messages: Vec<Message>) -> Vec<Arc<Message>> {
+    messages.into_iter().map(Arc::new).collect()
 }
 
 /// Why no summary was made (the request is then sent snipped, without one).

@@ -19,7 +19,8 @@ pub enum AgentEvent {
     /// long" is sent again with the same index.
     RequestSent {
         index: usize,
-        request: ModelRequest,
+        /// Shared with the model call: emitting a request copies no message.
+        request: Arc<ModelRequest>,
     },
     ReplyReceived(ModelReply),
     ToolStarted(ToolCall),

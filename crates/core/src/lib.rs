@@ -36,7 +36,7 @@ pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, Usage};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
 pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
-pub use scripted::{ScriptError, ScriptStep, ScriptedModel};
+pub use scripted::{Recording, ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
     FixedPrompt, GateDecision, HistoryProcessor, HookStop, PermissionGate, ProcessError,
     PromptBlocked, PromptError, SeamError, SystemPromptProvider, TurnHooks,

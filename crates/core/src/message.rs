@@ -3,6 +3,8 @@
 //! These types are provider-neutral on purpose: the OpenAI adapter converts them to
 //! Chat Completions JSON, the scripted model replays them, and the snapshots render them.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// One tool call requested by the model. `arguments` is kept as the raw JSON text the model
@@ -82,5 +84,26 @@ impl Message {
             }
             Self::Assistant { content, .. } => content.as_deref().unwrap_or(""),
         }
+    }
+}
+
+/// Lets code that takes messages accept both stored (`Arc<Message>`) and plain ones.
+impl AsRef<Message> for Message {
+    fn as_ref(&self) -> &Message {
+        self
+    }
+}
+
+/// History and requests hold `Arc<Message>` (a request shares the stored messages instead of
+/// copying them); these let a shared message be compared with a plain one directly.
+impl PartialEq<Message> for Arc<Message> {
+    fn eq(&self, other: &Message) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<Arc<Message>> for Message {
+    fn eq(&self, other: &Arc<Message>) -> bool {
+        *self == **other
     }
 }

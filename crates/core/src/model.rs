@@ -1,5 +1,6 @@
 //! The boundary between the loop and a language model.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -10,9 +11,13 @@ use crate::tool::ToolSpec;
 
 /// Everything one model call receives. The system prompt is the first message; it is not a
 /// separate field, so what is recorded is exactly what is sent.
+///
+/// Messages are shared with the stored history (`Arc`), so building a request allocates for
+/// what it adds (the system prompt, a reminder), not for the whole conversation. They serialize
+/// exactly as plain messages.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelRequest {
-    pub messages: Vec<Message>,
+    pub messages: Vec<Arc<Message>>,
     /// Tools offered to the model, in registration order. Empty means "send no tools".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,

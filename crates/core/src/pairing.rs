@@ -4,7 +4,7 @@
 //! Providers reject requests that break this, and a compaction or hook bug breaks it silently.
 //! The runner checks every request before sending it, so such a bug fails loudly here instead.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 
 use crate::message::{Message, ToolCall};
 
@@ -18,14 +18,24 @@ pub enum PairingError {
     DuplicateCall { index: usize, id: String },
 }
 
-/// Checks the pairing invariant over a request's messages.
-pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
-    let mut seen_calls = BTreeSet::new();
+/// Checks the pairing invariant over a request's messages: `&request.messages`, a stored
+/// history (`&[Arc<Message>]`) or plain `&[Message]`.
+///
+/// Runs on every request, so it only borrows: the ids it remembers are `&str` into the
+/// messages, and an error is the only place an id is copied.
+pub fn validate_pairing<'a, M>(
+    messages: impl IntoIterator<Item = &'a M>,
+) -> Result<(), PairingError>
+where
+    M: AsRef<Message> + ?Sized + 'a,
+{
+    let messages = messages.into_iter();
+    let mut seen_calls: HashSet<&str> = HashSet::with_capacity(messages.size_hint().0 / 2);
     // Calls of the latest assistant message still waiting for results, with its index.
-    let mut pending: Vec<String> = Vec::new();
+    let mut pending: Vec<&str> = Vec::new();
     let mut pending_from = 0;
-    for (index, message) in messages.iter().enumerate() {
-        match message {
+    for (index, message) in messages.enumerate() {
+        match message.as_ref() {
             Message::Tool { tool_call_id, .. } => {
                 let Some(pos) = pending.iter().position(|id| id == tool_call_id) else {
                     return Err(PairingError::OrphanResult {
@@ -39,18 +49,18 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
                 if let Some(id) = pending.first() {
                     return Err(PairingError::Unanswered {
                         index: pending_from,
-                        id: id.clone(),
+                        id: (*id).to_string(),
                     });
                 }
                 if let Message::Assistant { tool_calls, .. } = other {
                     for call in tool_calls {
-                        if !seen_calls.insert(call.id.clone()) {
+                        if !seen_calls.insert(&call.id) {
                             return Err(PairingError::DuplicateCall {
                                 index,
                                 id: call.id.clone(),
                             });
                         }
-                        pending.push(call.id.clone());
+                        pending.push(&call.id);
                     }
                     pending_from = index;
                 }
@@ -60,10 +70,25 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
     match pending.first() {
         Some(id) => Err(PairingError::Unanswered {
             index: pending_from,
-            id: id.clone(),
+            id: (*id).to_string(),
         }),
         None => Ok(()),
     }
+}
+
+/// Every tool-call id `history` uses, calls and results alike, borrowed.
+fn history_ids<M>(history: &[M]) -> impl Iterator<Item = &str>
+where
+    M: AsRef<Message>,
+{
+    history.iter().flat_map(|message| {
+        let (calls, result): (&[ToolCall], Option<&str>) = match message.as_ref() {
+            Message::Assistant { tool_calls, .. } => (tool_calls, None),
+            Message::Tool { tool_call_id, .. } => (&[], Some(tool_call_id)),
+            Message::System { .. } | Message::User { .. } => (&[], None),
+        };
+        calls.iter().map(|c| c.id.as_str()).chain(result)
+    })
 }
 
 /// Makes the ids of a new reply's `calls` usable before anything runs: an empty id, an id
@@ -73,19 +98,19 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
 /// results cannot be told apart, and the next request would fail [`validate_pairing`].
 ///
 /// Returns `(old, new)` for each renamed call, in call order.
-pub fn assign_unique_ids(history: &[Message], calls: &mut [ToolCall]) -> Vec<(String, String)> {
-    let mut taken: HashSet<String> = HashSet::new();
-    for message in history {
-        match message {
-            Message::Assistant { tool_calls, .. } => {
-                taken.extend(tool_calls.iter().map(|c| c.id.clone()));
-            }
-            Message::Tool { tool_call_id, .. } => {
-                taken.insert(tool_call_id.clone());
-            }
-            Message::System { .. } | Message::User { .. } => {}
-        }
+pub fn assign_unique_ids<M>(history: &[M], calls: &mut [ToolCall]) -> Vec<(String, String)>
+where
+    M: AsRef<Message>,
+{
+    // The usual reply needs no renaming. Checking that compares the reply's few ids with the
+    // history's without building anything, so a long session pays no allocation per round.
+    let fresh_in_reply = calls.iter().enumerate().all(|(i, call)| {
+        !call.id.is_empty() && calls[..i].iter().all(|earlier| earlier.id != call.id)
+    });
+    if fresh_in_reply && !history_ids(history).any(|id| calls.iter().any(|c| c.id == id)) {
+        return Vec::new();
     }
+    let mut taken: HashSet<String> = history_ids(history).map(str::to_string).collect();
     // A fresh id must not take the id a later call of the same reply legitimately uses.
     let mut reserved: HashSet<String> = taken.clone();
     reserved.extend(calls.iter().map(|c| c.id.clone()));
@@ -233,7 +258,7 @@ mod tests {
     #[test]
     fn good_ids_are_left_alone() {
         let mut calls = vec![call("a"), call("b")];
-        assert_eq!(assign_unique_ids(&[], &mut calls), vec![]);
+        assert_eq!(assign_unique_ids::<Message>(&[], &mut calls), vec![]);
         assert_eq!(ids(&calls), vec!["a", "b"]);
     }
 }

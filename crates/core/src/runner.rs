@@ -210,18 +210,24 @@ impl AgentRunner {
 
     /// Builds the request the runner would send next for `history`, without sending it.
     /// `agent-tutorial prompt` uses this, so what it prints is what the loop sends.
-    pub async fn prepare_request(&self, history: &[Message]) -> Result<ModelRequest, RunError> {
+    pub async fn prepare_request(
+        &self,
+        history: &[Arc<Message>],
+    ) -> Result<ModelRequest, RunError> {
         self.build_request(history, Shaping::Normal, Offer::Tools)
             .await
     }
 
     async fn build_request(
         &self,
-        history: &[Message],
+        history: &[Arc<Message>],
         shaping: Shaping,
         offer: Offer,
     ) -> Result<ModelRequest, RunError> {
-        let mut messages = history.to_vec();
+        // Shares the stored messages: one pointer each, never a copy of their text. Room for
+        // the system prompt and a reminder or note, so adding them does not reallocate.
+        let mut messages = Vec::with_capacity(history.len() + 3);
+        messages.extend(history.iter().cloned());
         let overflow = self
             .overflow
             .iter()
@@ -245,10 +251,10 @@ impl AgentRunner {
         if system.trim().is_empty() {
             return Err(RunError::EmptySystemPrompt);
         }
-        messages.insert(0, Message::system(system));
+        messages.insert(0, Arc::new(Message::system(system)));
         validate_pairing(&messages).map_err(RunError::Pairing)?;
         if offer == Offer::FinalAnswerOnly {
-            messages.push(Message::system(FINAL_ANSWER_NOTE));
+            messages.push(Arc::new(Message::system(FINAL_ANSWER_NOTE)));
             return Ok(ModelRequest {
                 messages,
                 tools: Vec::new(),
@@ -265,7 +271,7 @@ impl AgentRunner {
     /// answered), even when the turn ends in an error.
     pub async fn run_turn(
         &self,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
         prompt: &str,
     ) -> Result<TurnOutcome, RunError> {
         let context = self
@@ -273,8 +279,8 @@ impl AgentRunner {
             .user_prompt_submit(prompt)
             .await
             .map_err(RunError::PromptBlocked)?;
-        history.push(Message::user(prompt));
-        history.extend(context);
+        history.push(Arc::new(Message::user(prompt)));
+        history.extend(context.into_iter().map(Arc::new));
 
         let mut requests = 0;
         let mut tool_calls = 0;
@@ -292,13 +298,13 @@ impl AgentRunner {
                 warn!(old = %old.escape_debug(), %new, "the model sent an empty or reused tool-call id; renamed it");
             }
             self.events.emit(&AgentEvent::ReplyReceived(reply.clone()));
-            history.push(reply.to_message());
+            history.push(Arc::new(reply.to_message()));
 
             if reply.tool_calls.is_empty() {
                 let text = reply.content.unwrap_or_default();
                 if !stop_forced && let Some(message) = self.hooks.stop(&text).await {
                     stop_forced = true;
-                    history.push(Message::user(message));
+                    history.push(Arc::new(Message::user(message)));
                     continue;
                 }
                 info!(requests, tool_calls, "turn finished");
@@ -325,13 +331,18 @@ impl AgentRunner {
 
     /// Sends one request; on "prompt too long" shrinks it once with the overflow processor and
     /// retries once.
-    async fn request(&self, history: &[Message], index: usize) -> Result<ModelReply, RunError> {
+    async fn request(
+        &self,
+        history: &[Arc<Message>],
+        index: usize,
+    ) -> Result<ModelReply, RunError> {
         let offer = if self.final_answer && index + 1 == self.max_turns {
             Offer::FinalAnswerOnly
         } else {
             Offer::Tools
         };
-        let request = self.build_request(history, Shaping::Normal, offer).await?;
+        // Shared with the event: a watcher that keeps it holds the same request, not a copy.
+        let request = Arc::new(self.build_request(history, Shaping::Normal, offer).await?);
         self.events.emit(&AgentEvent::RequestSent {
             index,
             request: request.clone(),
@@ -345,9 +356,10 @@ impl AgentRunner {
         match self.model.complete(&request).await {
             Err(ModelError::PromptTooLong { message }) if self.overflow.is_some() => {
                 info!(%message, "prompt too long: compacting once and retrying");
-                let smaller = self
-                    .build_request(history, Shaping::AfterOverflow, offer)
-                    .await?;
+                let smaller = Arc::new(
+                    self.build_request(history, Shaping::AfterOverflow, offer)
+                        .await?,
+                );
                 self.events.emit(&AgentEvent::RequestSent {
                     index,
                     request: smaller.clone(),
@@ -362,7 +374,7 @@ impl AgentRunner {
     /// later calls of the batch are still answered so the history stays paired.
     async fn run_tool_batch(
         &self,
-        history: &mut Vec<Message>,
+        history: &mut Vec<Arc<Message>>,
         calls: &[ToolCall],
     ) -> Option<HookStop> {
         let mut stopped: Option<HookStop> = None;
@@ -395,7 +407,7 @@ impl AgentRunner {
         history.extend(
             batch
                 .into_iter()
-                .map(|(call, content)| Message::tool_result(call.id, content)),
+                .map(|(call, content)| Arc::new(Message::tool_result(call.id, content))),
         );
         stopped
     }

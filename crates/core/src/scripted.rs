@@ -119,19 +119,39 @@ impl FileStep {
     }
 }
 
-/// Replays [`ScriptStep`]s in order and records every request it receives.
+/// Whether a [`ScriptedModel`] keeps the requests it receives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Recording {
+    /// Keep nothing: a long scripted session (`run --script`) stays small. The default.
+    #[default]
+    Off,
+    /// Keep a copy of every request, for [`ScriptedModel::requests`] (tests).
+    Requests,
+}
+
+/// Replays [`ScriptStep`]s in order; records the requests it receives only when built
+/// [`recording`](ScriptedModel::recording) them.
 #[derive(Debug, Default)]
 pub struct ScriptedModel {
     steps: Mutex<VecDeque<ScriptStep>>,
+    recording: Recording,
     requests: Mutex<Vec<ModelRequest>>,
+    /// Counted even when not recording: a script that runs out names the request it lacked.
+    received: Mutex<usize>,
 }
 
 impl ScriptedModel {
     pub fn new(steps: impl IntoIterator<Item = ScriptStep>) -> Self {
         Self {
             steps: Mutex::new(steps.into_iter().collect()),
-            requests: Mutex::new(Vec::new()),
+            ..Self::default()
         }
+    }
+
+    /// Sets what the model keeps of the requests it receives ([`Recording::Off`] unless set).
+    pub fn recording(mut self, recording: Recording) -> Self {
+        self.recording = recording;
+        self
     }
 
     /// A script of plain replies.
@@ -157,7 +177,8 @@ impl ScriptedModel {
         Self::from_json(&text, &origin)
     }
 
-    /// Every request received so far, in order.
+    /// Every request received so far, in order; empty unless built with
+    /// [`Recording::Requests`].
     pub fn requests(&self) -> Vec<ModelRequest> {
         self.requests
             .lock()
@@ -187,10 +208,16 @@ impl ScriptedModel {
 impl ModelClient for ScriptedModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
         let index = {
-            let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
-            requests.push(request.clone());
-            requests.len()
+            let mut received = self.received.lock().unwrap_or_else(PoisonError::into_inner);
+            *received += 1;
+            *received
         };
+        if self.recording == Recording::Requests {
+            self.requests
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(request.clone());
+        }
         let step = self
             .steps
             .lock()

@@ -116,13 +116,18 @@ impl PermissionGate for AllowAll {
 /// must not be sent).
 pub type ProcessError = SeamError;
 
-/// Shapes what is sent, never what is stored: it receives a copy of the history (without the
-/// system prompt) and returns the messages for this one request. Reminders (chapter 5),
+/// Shapes what is sent, never what is stored: it receives the history's messages (without
+/// the system prompt) and returns the messages for this one request. Reminders (chapter 5),
 /// compaction (chapter 8) and memory messages (chapter 9) are processors.
+///
+/// The messages are shared with the stored history (`Arc`): a processor drops, reorders or
+/// adds pointers, and builds a new message for what it changes. It cannot alter a stored
+/// message in place, which is what keeps the history canonical.
 #[async_trait]
 pub trait HistoryProcessor: Send + Sync {
     fn name(&self) -> &'static str;
-    async fn process(&self, messages: Vec<Message>) -> Result<Vec<Message>, ProcessError>;
+    async fn process(&self, messages: Vec<Arc<Message>>)
+    -> Result<Vec<Arc<Message>>, ProcessError>;
 }
 
 /// What a PreToolUse hook decided.

@@ -4,6 +4,8 @@
 //! One request shape, one "JSON between the first and the last bracket" rule and one
 //! transcript renderer, shared by memory (chapter 9) and compaction (chapter 8).
 
+use std::sync::Arc;
+
 use serde::de::DeserializeOwned;
 
 use crate::message::Message;
@@ -40,7 +42,10 @@ impl JsonShape {
 /// the user message, and no tools (a side call must not act).
 pub fn request(system: &str, input: String) -> ModelRequest {
     ModelRequest {
-        messages: vec![Message::system(system.trim()), Message::user(input)],
+        messages: vec![
+            Arc::new(Message::system(system.trim())),
+            Arc::new(Message::user(input)),
+        ],
         tools: Vec::new(),
     }
 }

@@ -384,10 +384,10 @@ impl agent_core::HistoryProcessor for MemoryInjector {
 
     async fn process(
         &self,
-        mut messages: Vec<Message>,
-    ) -> Result<Vec<Message>, agent_core::seams::ProcessError> {
+        mut messages: Vec<Arc<Message>>,
+    ) -> Result<Vec<Arc<Message>>, agent_core::seams::ProcessError> {
         if let Some(block) = self.0.before_model() {
-            messages.insert(0, block);
+            messages.insert(0, Arc::new(block));
         }
         Ok(messages)
     }

@@ -74,7 +74,11 @@ pub fn to_chat_request(
 ) -> CreateChatCompletionRequest {
     let mut body = CreateChatCompletionRequest {
         model: model.to_string(),
-        messages: request.messages.iter().map(to_chat_message).collect(),
+        messages: request
+            .messages
+            .iter()
+            .map(|m| to_chat_message(m))
+            .collect(),
         temperature: sampling.temperature,
         ..CreateChatCompletionRequest::default()
     };

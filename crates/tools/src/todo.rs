@@ -171,11 +171,14 @@ impl HistoryProcessor for TodoReminder {
         "todo_reminder"
     }
 
-    async fn process(&self, mut messages: Vec<Message>) -> Result<Vec<Message>, ProcessError> {
+    async fn process(
+        &self,
+        mut messages: Vec<Arc<Message>>,
+    ) -> Result<Vec<Arc<Message>>, ProcessError> {
         let mut rounds: usize = 0;
         let mut last_update = 0;
         for message in &messages {
-            if let Message::Assistant { tool_calls, .. } = message {
+            if let Message::Assistant { tool_calls, .. } = message.as_ref() {
                 if tool_calls.is_empty() {
                     continue;
                 }
@@ -191,7 +194,7 @@ impl HistoryProcessor for TodoReminder {
             .unwrap_or_else(PoisonError::into_inner);
         if rounds.saturating_sub(last_update.max(*reminded_at)) >= REMINDER_AFTER_ROUNDS {
             *reminded_at = rounds;
-            messages.push(Message::system(REMINDER_TEXT));
+            messages.push(Arc::new(Message::system(REMINDER_TEXT)));
             self.events.emit(AgentEvent::ReminderInjected {
                 reminder: "plan".into(),
             });

@@ -55,9 +55,10 @@ fn summary_message(n: usize) -> Message {
 }
 
 fn replies(n: usize) -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::replies(
-        (1..=n).map(|i| ModelReply::text(summary_json(i))),
-    ))
+    Arc::new(
+        ScriptedModel::replies((1..=n).map(|i| ModelReply::text(summary_json(i))))
+            .recording(agent_core::scripted::Recording::Requests),
+    )
 }
 
 fn rendered(rounds: std::ops::Range<usize>) -> String {
@@ -77,8 +78,14 @@ async fn a_grown_history_behind_the_snip_marker_extends_the_previous_summary() {
         Workspace::new(dir.path()).unwrap(),
         config(1),
     );
-    compactor.process(history(8, "result ")).await.unwrap();
-    let sent = compactor.process(history(10, "result ")).await.unwrap();
+    compactor
+        .process(arcs(history(8, "result ")))
+        .await
+        .unwrap();
+    let sent = compactor
+        .process(arcs(history(10, "result ")))
+        .await
+        .unwrap();
     model.finish().unwrap();
     let asked: Vec<String> = model
         .requests()
@@ -120,7 +127,10 @@ async fn the_model_is_asked_at_most_once_per_k_over_budget_requests() {
     );
     let mut made = Vec::new();
     for rounds in 2..9 {
-        let sent = compactor.process(history(rounds, "result ")).await.unwrap();
+        let sent = compactor
+            .process(arcs(history(rounds, "result ")))
+            .await
+            .unwrap();
         assert_eq!(validate_pairing(&sent), Ok(()), "{rounds} rounds");
         made.push(compactor.summaries_made());
     }
@@ -141,8 +151,8 @@ async fn over_budget_before_k_requests_the_previous_summary_is_sent_without_a_ca
     };
     let compactor = Compactor::new(model.clone(), Workspace::new(dir.path()).unwrap(), config);
     let large = "r".repeat(1_000);
-    compactor.process(history(2, &large)).await.unwrap();
-    let sent = compactor.process(history(3, &large)).await.unwrap();
+    compactor.process(arcs(history(2, &large))).await.unwrap();
+    let sent = compactor.process(arcs(history(3, &large))).await.unwrap();
     model.finish().unwrap();
     assert_eq!(compactor.summaries_made(), 1);
     let full = history(3, &large);
@@ -168,8 +178,14 @@ async fn one_transcript_per_session_gets_only_the_messages_it_lacks() {
         Workspace::new(dir.path()).unwrap(),
         config(1),
     );
-    compactor.process(history(2, "result ")).await.unwrap();
-    compactor.process(history(4, "result ")).await.unwrap();
+    compactor
+        .process(arcs(history(2, "result ")))
+        .await
+        .unwrap();
+    compactor
+        .process(arcs(history(4, "result ")))
+        .await
+        .unwrap();
     model.finish().unwrap();
     let files: Vec<_> = std::fs::read_dir(dir.path().join(TRANSCRIPT_DIR))
         .unwrap()
@@ -182,4 +198,9 @@ async fn one_transcript_per_session_gets_only_the_messages_it_lacks() {
         .map(|m| format!("{}\n", serde_json::to_string(m).unwrap()))
         .collect();
     assert_eq!(std::fs::read_to_string(&files[0]).unwrap(), expected);
+}
+
+/// The history as the loop hands it to processors: shared messages.
+fn arcs(messages: Vec<agent_core::Message>) -> Vec<std::sync::Arc<agent_core::Message>> {
+    messages.into_iter().map(std::sync::Arc::new).collect()
 }

@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use agent_compaction::{CompactionConfig, Compactor};
-use agent_core::{HistoryProcessor, Message, ModelReply, ScriptedModel, ToolCall};
+use agent_core::{HistoryProcessor, Message, ModelReply, Recording, ScriptedModel, ToolCall};
 use agent_workspace::Workspace;
 
 /// Summarizes everything between the first group and the newest one, whatever its size.
@@ -48,6 +48,11 @@ fn history() -> Vec<Message> {
     ]
 }
 
+/// As the runner hands messages to a processor.
+fn shared(messages: Vec<Message>) -> Vec<Arc<Message>> {
+    messages.into_iter().map(Arc::new).collect()
+}
+
 const SUMMARY: &str = r#"{"current_goal": "g", "key_findings": [], "files_read_or_changed": [], "remaining_work": [], "user_constraints": []}"#;
 
 /// Pins every byte of the summary request, so moving the side call into `agent_core`
@@ -55,9 +60,11 @@ const SUMMARY: &str = r#"{"current_goal": "g", "key_findings": [], "files_read_o
 #[tokio::test]
 async fn the_summary_request_is_pinned_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
-    let model = Arc::new(ScriptedModel::replies([ModelReply::text(SUMMARY)]));
+    let model = Arc::new(
+        ScriptedModel::replies([ModelReply::text(SUMMARY)]).recording(Recording::Requests),
+    );
     let compactor = Compactor::new(model.clone(), Workspace::new(dir.path()).unwrap(), config());
-    compactor.process(history()).await.unwrap();
+    compactor.process(shared(history())).await.unwrap();
     model.finish().unwrap();
     let requests = model.requests();
     assert!(requests[0].tools.is_empty());
@@ -83,10 +90,10 @@ async fn a_reply_with_brackets_in_the_wrong_order_fails_the_summary_without_a_pa
     let dir = tempfile::tempdir().unwrap();
     let model = Arc::new(ScriptedModel::replies([ModelReply::text("} no summary {")]));
     let compactor = Compactor::new(model.clone(), Workspace::new(dir.path()).unwrap(), config());
-    let sent = compactor.process(history()).await.unwrap();
+    let sent = compactor.process(shared(history())).await.unwrap();
     model.finish().unwrap();
     assert_eq!(compactor.summaries_made(), 1);
-    let roles: Vec<&str> = sent.iter().map(Message::role).collect();
+    let roles: Vec<&str> = sent.iter().map(|m| m.role()).collect();
     assert_eq!(
         roles,
         vec![

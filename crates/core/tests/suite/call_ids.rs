@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    AgentRunner, Message, ModelReply, PreparedCall, ScriptedModel, ToolFailure, ToolHandler,
-    ToolRegistry, validate_pairing,
+    AgentRunner, Message, ModelReply, PreparedCall, Recording, ScriptedModel, ToolFailure,
+    ToolHandler, ToolRegistry, validate_pairing,
 };
 use async_trait::async_trait;
 
@@ -37,7 +37,7 @@ async fn two_turns(replies: Vec<ModelReply>) -> (Vec<(Vec<String>, Vec<String>)>
             .build()
             .unwrap(),
     );
-    let model = Arc::new(ScriptedModel::replies(replies));
+    let model = Arc::new(ScriptedModel::replies(replies).recording(Recording::Requests));
     let runner = AgentRunner::builder(model.clone(), tools, prompt()).build();
     let mut history = Vec::new();
     runner.run_turn(&mut history, "first").await.unwrap();
@@ -53,7 +53,7 @@ async fn two_turns(replies: Vec<ModelReply>) -> (Vec<(Vec<String>, Vec<String>)>
             let mut ids = Vec::new();
             let mut results = Vec::new();
             for message in &request.messages {
-                match message {
+                match message.as_ref() {
                     Message::Assistant { tool_calls, .. } => {
                         ids.extend(tool_calls.iter().map(|c| c.id.clone()));
                     }

@@ -1,7 +1,9 @@
 use std::error::Error as _;
 use std::sync::Arc;
 
-use agent_core::{AgentRunner, PromptError, RunError, ScriptedModel, SystemPromptProvider};
+use agent_core::{
+    AgentRunner, PromptError, Recording, RunError, ScriptedModel, SystemPromptProvider,
+};
 
 struct Failing;
 
@@ -18,7 +20,7 @@ impl SystemPromptProvider for Failing {
 /// The provider's own error survives the run error as a chain of sources, for `{:#}`.
 #[tokio::test]
 async fn a_provider_failure_reaches_the_caller_as_a_chain_of_sources() {
-    let model = Arc::new(ScriptedModel::new([]));
+    let model = Arc::new(ScriptedModel::new([]).recording(Recording::Requests));
     let runner =
         AgentRunner::builder(model.clone(), super::echo_registry(), Arc::new(Failing)).build();
     let err = runner.run_turn(&mut Vec::new(), "hi").await.unwrap_err();

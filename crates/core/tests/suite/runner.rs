@@ -1,7 +1,8 @@
 use std::sync::Arc;
 
 use agent_core::{
-    AgentRunner, Message, ModelReply, ModelRequest, RunError, ScriptedModel, validate_pairing,
+    AgentRunner, Message, ModelReply, ModelRequest, Recording, RunError, ScriptedModel,
+    validate_pairing,
 };
 
 use super::{call, echo_registry, prompt};
@@ -15,7 +16,7 @@ fn labels(request: &ModelRequest) -> Vec<String> {
     request
         .messages
         .iter()
-        .map(|m| match m {
+        .map(|m| match m.as_ref() {
             Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => format!(
                 "assistant calls {}",
                 tool_calls
@@ -31,10 +32,13 @@ fn labels(request: &ModelRequest) -> Vec<String> {
 
 #[tokio::test]
 async fn a_two_round_session_ends_with_the_text_and_records_requests_in_order() {
-    let model = Arc::new(ScriptedModel::replies([
-        ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"hi"}"#)]),
-        ModelReply::text("done"),
-    ]));
+    let model = Arc::new(
+        ScriptedModel::replies([
+            ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"hi"}"#)]),
+            ModelReply::text("done"),
+        ])
+        .recording(Recording::Requests),
+    );
     let mut history = Vec::new();
     let outcome = runner(&model)
         .run_turn(&mut history, "say hi")
@@ -81,16 +85,19 @@ async fn a_two_round_session_ends_with_the_text_and_records_requests_in_order() 
 
 #[tokio::test]
 async fn bad_calls_become_error_results_and_the_loop_goes_on() {
-    let model = Arc::new(ScriptedModel::replies([
-        ModelReply::tool_calls(vec![
-            call("c1", "nope", "{}"),
-            call("c2", "echo", "{not json"),
-            call("c3", "echo", r#"{"text": 3}"#),
-            call("c4", "echo", r#"{"text": "x", "extra": true}"#),
-            call("c5", "echo", r#"{"text": "fail"}"#),
-        ]),
-        ModelReply::text("recovered"),
-    ]));
+    let model = Arc::new(
+        ScriptedModel::replies([
+            ModelReply::tool_calls(vec![
+                call("c1", "nope", "{}"),
+                call("c2", "echo", "{not json"),
+                call("c3", "echo", r#"{"text": 3}"#),
+                call("c4", "echo", r#"{"text": "x", "extra": true}"#),
+                call("c5", "echo", r#"{"text": "fail"}"#),
+            ]),
+            ModelReply::text("recovered"),
+        ])
+        .recording(Recording::Requests),
+    );
     let mut history = Vec::new();
     let outcome = runner(&model).run_turn(&mut history, "go").await.unwrap();
     assert_eq!(outcome.final_text, "recovered");
@@ -100,7 +107,7 @@ async fn bad_calls_become_error_results_and_the_loop_goes_on() {
         .messages
         .iter()
         .filter(|m| m.role() == "tool")
-        .map(Message::text)
+        .map(|m| m.text())
         .collect();
     assert_eq!(
         results,
@@ -116,9 +123,12 @@ async fn bad_calls_become_error_results_and_the_loop_goes_on() {
 
 #[tokio::test]
 async fn the_turn_limit_ends_the_run_with_an_error_and_a_valid_history() {
-    let model = Arc::new(ScriptedModel::replies((0..3).map(|i| {
-        ModelReply::tool_calls(vec![call(&format!("c{i}"), "echo", r#"{"text":"again"}"#)])
-    })));
+    let model = Arc::new(
+        ScriptedModel::replies((0..3).map(|i| {
+            ModelReply::tool_calls(vec![call(&format!("c{i}"), "echo", r#"{"text":"again"}"#)])
+        }))
+        .recording(Recording::Requests),
+    );
     let runner = AgentRunner::builder(model.clone(), echo_registry(), prompt())
         .max_turns(3)
         .build();
@@ -143,7 +153,8 @@ async fn a_model_error_ends_the_run_as_a_typed_error() {
             r#"[{"error": {"status": 401, "message": "bad key"}}]"#,
             "inline",
         )
-        .unwrap(),
+        .unwrap()
+        .recording(Recording::Requests),
     );
     let mut history = Vec::new();
     let err = runner(&model)
@@ -161,7 +172,9 @@ async fn a_model_error_ends_the_run_as_a_typed_error() {
 
 #[tokio::test]
 async fn an_empty_system_prompt_stops_the_run_before_any_request() {
-    let model = Arc::new(ScriptedModel::replies([ModelReply::text("unused")]));
+    let model = Arc::new(
+        ScriptedModel::replies([ModelReply::text("unused")]).recording(Recording::Requests),
+    );
     let runner = AgentRunner::builder(
         model.clone(),
         echo_registry(),
@@ -186,11 +199,14 @@ impl agent_core::SystemPromptProvider for CountingPrompt {
 
 #[tokio::test]
 async fn the_provider_is_asked_once_before_every_request() {
-    let model = Arc::new(ScriptedModel::replies([
-        ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"a"}"#)]),
-        ModelReply::tool_calls(vec![call("c2", "echo", r#"{"text":"b"}"#)]),
-        ModelReply::text("done"),
-    ]));
+    let model = Arc::new(
+        ScriptedModel::replies([
+            ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"a"}"#)]),
+            ModelReply::tool_calls(vec![call("c2", "echo", r#"{"text":"b"}"#)]),
+            ModelReply::text("done"),
+        ])
+        .recording(Recording::Requests),
+    );
     let provider = Arc::new(CountingPrompt(std::sync::atomic::AtomicUsize::new(0)));
     let runner = AgentRunner::builder(model.clone(), echo_registry(), provider.clone()).build();
     runner.run_turn(&mut Vec::new(), "go").await.unwrap();
@@ -204,11 +220,14 @@ async fn the_provider_is_asked_once_before_every_request() {
 
 #[tokio::test]
 async fn final_answer_mode_sends_the_last_request_without_tools() {
-    let model = Arc::new(ScriptedModel::replies([
-        ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"a"}"#)]),
-        ModelReply::tool_calls(vec![call("c2", "echo", r#"{"text":"b"}"#)]),
-        ModelReply::text("Here is what I found."),
-    ]));
+    let model = Arc::new(
+        ScriptedModel::replies([
+            ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"a"}"#)]),
+            ModelReply::tool_calls(vec![call("c2", "echo", r#"{"text":"b"}"#)]),
+            ModelReply::text("Here is what I found."),
+        ])
+        .recording(Recording::Requests),
+    );
     let runner = AgentRunner::builder(model.clone(), echo_registry(), prompt())
         .max_turns(3)
         .final_answer(true)
@@ -219,7 +238,35 @@ async fn final_answer_mode_sends_the_last_request_without_tools() {
     let tool_counts: Vec<usize> = requests.iter().map(|r| r.tools.len()).collect();
     assert_eq!(tool_counts, vec![1, 1, 0]);
     assert_eq!(
-        requests[2].messages.last(),
+        requests[2].messages.last().map(|m| m.as_ref()),
         Some(&Message::system(agent_core::runner::FINAL_ANSWER_NOTE))
     );
+}
+
+/// Building a request shares the stored messages (issue 16: a deep copy of the history per
+/// request made round 1000 cost 20x round 10): every history message in the request is the
+/// stored one, not an equal copy; only the system prompt is new.
+#[tokio::test]
+async fn a_request_shares_the_stored_messages_instead_of_copying_them() {
+    let model = Arc::new(ScriptedModel::new([]));
+    let history: Vec<Arc<Message>> = vec![
+        Arc::new(Message::user("go")),
+        Arc::new(Message::Assistant {
+            content: None,
+            tool_calls: vec![call("c1", "echo", r#"{"text":"a"}"#)],
+        }),
+        Arc::new(Message::tool_result("c1", "a")),
+    ];
+    let request = runner(&model).prepare_request(&history).await.unwrap();
+    assert_eq!(
+        request.messages[0],
+        Message::system("You are a test agent.")
+    );
+    let shared: Vec<bool> = request.messages[1..]
+        .iter()
+        .zip(&history)
+        .map(|(sent, stored)| Arc::ptr_eq(sent, stored))
+        .collect();
+    assert_eq!(shared, vec![true, true, true]);
+    assert_eq!(request.messages.len(), 4);
 }

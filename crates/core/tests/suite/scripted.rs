@@ -1,12 +1,15 @@
+use std::sync::Arc;
+
 use agent_core::{
-    Message, ModelClient, ModelError, ModelReply, ModelRequest, ScriptError, ScriptedModel,
+    Message, ModelClient, ModelError, ModelReply, ModelRequest, Recording, ScriptError,
+    ScriptedModel,
 };
 
 use super::call;
 
 fn request(text: &str) -> ModelRequest {
     ModelRequest {
-        messages: vec![Message::user(text)],
+        messages: vec![Arc::new(Message::user(text))],
         tools: Vec::new(),
     }
 }
@@ -18,7 +21,9 @@ async fn replays_a_json_script_and_reports_what_is_left() {
         {"tool_calls": [{"id": "c2", "name": "bash", "arguments": "{broken"}]},
         {"content": "done"}
     ]"#;
-    let model = ScriptedModel::from_json(script, "inline").unwrap();
+    let model = ScriptedModel::from_json(script, "inline")
+        .unwrap()
+        .recording(Recording::Requests);
     let first = model.complete(&request("a")).await.unwrap();
     assert_eq!(
         first,
@@ -74,4 +79,21 @@ async fn a_script_step_can_carry_a_finish_reason() {
             ..ModelReply::text("cut o")
         }
     );
+}
+
+/// A long `--script` session must not keep every request: 229 MiB at 1000 rounds (issue 16).
+/// Recording is asked for; without it the model keeps nothing and still counts requests.
+#[tokio::test]
+async fn requests_are_kept_only_when_recording_is_asked_for() {
+    let silent = ScriptedModel::replies([ModelReply::text("a")]);
+    silent.complete(&request("one")).await.unwrap();
+    assert_eq!(silent.requests(), Vec::<ModelRequest>::new());
+    assert_eq!(
+        silent.complete(&request("two")).await.unwrap_err(),
+        ModelError::ScriptExhausted { request: 2 }
+    );
+
+    let recording = ScriptedModel::replies([ModelReply::text("a")]).recording(Recording::Requests);
+    recording.complete(&request("one")).await.unwrap();
+    assert_eq!(recording.requests(), vec![request("one")]);
 }

@@ -1,7 +1,7 @@
 use agent_core::side_call::{
     JsonShape, SideCallError, TranscriptStyle, ask_json, json_part, request, transcript,
 };
-use agent_core::{Message, ModelReply, ScriptedModel, ToolCall};
+use agent_core::{Message, ModelReply, Recording, ScriptedModel, ToolCall};
 
 #[test]
 fn the_json_part_is_between_the_first_opening_and_the_last_closing_bracket() {
@@ -31,7 +31,8 @@ async fn ask_json_sends_one_tool_less_request_and_parses_the_reply() {
     let model = ScriptedModel::replies([
         ModelReply::text("```json\n[\"x\"]\n```"),
         ModelReply::text("not json"),
-    ]);
+    ])
+    .recording(Recording::Requests);
     let names: Vec<String> = ask_json(&model, "  Pick.\n", "input".into(), JsonShape::Array)
         .await
         .unwrap();

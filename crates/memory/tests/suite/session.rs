@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use agent_core::scripted::ScriptStep;
-use agent_core::{Message, ModelError, ModelReply, ScriptedModel};
+use agent_core::{Message, ModelError, ModelReply, Recording, ScriptedModel};
 use agent_memory::{MemoryDelivery, MemoryRecord, MemorySession, MemoryStore, MemoryType};
 use agent_workspace::Workspace;
 
@@ -11,7 +11,7 @@ fn setup(
 ) -> (tempfile::TempDir, Arc<ScriptedModel>, MemorySession) {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(dir.path()).unwrap();
-    let model = Arc::new(ScriptedModel::new(steps));
+    let model = Arc::new(ScriptedModel::new(steps).recording(Recording::Requests));
     let session = MemorySession::new(MemoryStore::open(&ws), model.clone(), delivery);
     (dir, model, session)
 }

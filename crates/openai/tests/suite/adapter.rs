@@ -297,7 +297,7 @@ async fn a_server_that_never_answers_is_a_timeout_not_a_hang() {
 /// A one-message request with no tools.
 fn hi() -> ModelRequest {
     ModelRequest {
-        messages: vec![Message::user("hi")],
+        messages: vec![Message::user("hi").into()],
         tools: vec![],
     }
 }

@@ -23,7 +23,7 @@ fn model_at(base_url: String, timeout: Duration) -> OpenAiModel {
 
 fn hi() -> ModelRequest {
     ModelRequest {
-        messages: vec![Message::user("hi")],
+        messages: vec![Message::user("hi").into()],
         tools: vec![],
     }
 }
