@@ -18,47 +18,55 @@ default:
 
 # Run any built chapter: `just run 3 --prompt "..."`.
 run chapter *args:
-    cargo run -q -p agent-tutorial -- run --chapter "$@"
+    @cargo run -q -p agent-tutorial -- run --chapter "$@"
+
+# What chapter N sends the model, without a model or key: `just prompt 9 --prompt "..." --diff`.
+prompt chapter *args:
+    @cargo run -q -p agent-tutorial -- prompt --chapter "$@"
+
+# The workspace's memory (chapter 9 on): `just memory list`, `just memory add NAME --type T ...`.
+memory *args:
+    @cargo run -q -p agent-tutorial -- memory "$@"
 
 # Chapter 1: the loop with `bash`.
 ch01 *args:
-    cargo run -q -p agent-tutorial --bin ch01 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch01 -- "$@"
 
 # Chapter 2: the tool registry and workspace-confined file tools.
 ch02 *args:
-    cargo run -q -p agent-tutorial --bin ch02 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch02 -- "$@"
 
 # Chapter 3: the permission pipeline, approval and audit.
 ch03 *args:
-    cargo run -q -p agent-tutorial --bin ch03 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch03 -- "$@"
 
 # Chapter 4: lifecycle hooks.
 ch04 *args:
-    cargo run -q -p agent-tutorial --bin ch04 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch04 -- "$@"
 
 # Chapter 5: todo_write and the stale-plan reminder.
 ch05 *args:
-    cargo run -q -p agent-tutorial --bin ch05 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch05 -- "$@"
 
 # Chapter 6: subagents.
 ch06 *args:
-    cargo run -q -p agent-tutorial --bin ch06 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch06 -- "$@"
 
 # Chapter 7: skills.
 ch07 *args:
-    cargo run -q -p agent-tutorial --bin ch07 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch07 -- "$@"
 
 # Chapter 8: large-result artifacts and compaction.
 ch08 *args:
-    cargo run -q -p agent-tutorial --bin ch08 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch08 -- "$@"
 
 # Chapter 9: file memory, injected as its own message.
 ch09 *args:
-    cargo run -q -p agent-tutorial --bin ch09 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch09 -- "$@"
 
 # Chapter 10: the system prompt assembled at run time.
 ch10 *args:
-    cargo run -q -p agent-tutorial --bin ch10 -- "$@"
+    @cargo run -q -p agent-tutorial --bin ch10 -- "$@"
 
 # The given crates' tests, then the acceptance tests of the given modules (offline).
 _test-chapter crates +modules:

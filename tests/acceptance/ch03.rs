@@ -227,7 +227,7 @@ fn at_a_terminal_the_user_is_asked_and_the_answer_is_obeyed() {
     assert_eq!(
         asked,
         vec![
-            "Allow bash touch ran? [y/N] [result] ok: 1 lines, 11 bytes",
+            "Allow bash touch ran? [y/N] [result] ok: 1 line, 11 bytes",
             "Allow write_file x.txt? [y/N] [result] Error [permission_denied]: changing a file needs approval; the user declined (by writes_ask)",
         ]
     );

@@ -158,7 +158,7 @@ fn chapter_5_shows_the_plan_when_it_changes() {
         .success()
         // The same plan written twice is shown once.
         .stderr(predicate::str::ends_with(
-            "[plan]\n  [x] read\n  [>] write\n  [ ] check\n[tool] todo_write {\"todos\":[{\"content\":\"read\",\"status\":\"completed\"},{\"content\":\"write\",\"status\":\"in_progress\"},{\"content\":\"check\",\"status\":\"pending\"}]}\n[result] ok: 1 lines, 123 bytes\n",
+            "[plan]\n  [x] read\n  [>] write\n  [ ] check\n[tool] todo_write {\"todos\":[{\"content\":\"read\",\"status\":\"completed\"},{\"content\":\"write\",\"status\":\"in_progress\"},{\"content\":\"check\",\"status\":\"pending\"}]}\n[result] ok: 1 line, 123 bytes\n",
         ));
 }
 

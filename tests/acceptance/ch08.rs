@@ -283,7 +283,7 @@ fn the_cli_shows_a_result_persisted_to_an_artifact() {
         // follows the `[result]` line.
         .stderr(
             "[tool] read_file {\"path\":\"big.txt\"}\n\
-             [result] ok: 1 lines, 48000 bytes\n\
+             [result] ok: 1 line, 48000 bytes\n\
              [artifact] c1 -> .agent_tutorial/artifacts/c1.txt (48000 bytes)\n",
         );
 }

@@ -151,7 +151,7 @@ fn a_script_runs_a_whole_session_offline() {
         .stdout("Wrote hello.txt.\n")
         .stderr(
             "[tool] write_file {\"content\":\"hi\\n\",\"path\":\"hello.txt\"}\n\
-             [result] ok: 1 lines, 26 bytes\n\
+             [result] ok: 1 line, 26 bytes\n\
              [tool] read_file {not json\n\
              [result] Error [invalid_json]: arguments are not valid JSON (key must be a string at line 1 column 2)\n",
         );
@@ -262,4 +262,84 @@ fn prompt_diff_shows_what_a_chapter_changes_in_the_request() {
         .assert()
         .success()
         .stdout("The first request of chapter 3 is identical to chapter 2's: the chapter changes what happens around the model, not what it is sent first.\n");
+}
+
+#[test]
+fn prompt_refuses_json_with_diff_and_a_diff_before_chapter_1() {
+    let dir = workspace();
+    command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "2", "--json", "--diff"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::starts_with(
+            "error: the argument '--json' cannot be used with '--diff [<M>]'",
+        ));
+    command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "1", "--diff"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: chapter 1 has no previous chapter to compare with; name one with --diff M\n",
+        );
+}
+
+#[test]
+fn a_missing_script_file_names_its_cause_once() {
+    let dir = workspace();
+    command("ch01", dir.path())
+        .args(["--prompt", "hi", "--script", "missing.json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("error: cannot read script missing.json: No such file or directory (os error 2)\n");
+}
+
+#[test]
+fn a_chapter_binary_help_opens_with_its_chapter() {
+    let dir = workspace();
+    let help = stdout_of(command("ch10", dir.path()).arg("--help").assert().success());
+    // The first paragraph, unwrapped: clap wraps it to the terminal's width.
+    let about: Vec<&str> = help.lines().take_while(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        about.join(" "),
+        "Chapter 10 (P10): the system prompt assembled at run time. Runs this chapter's agent: one turn with --prompt, otherwise an interactive loop (see docs/ch10.md)."
+    );
+    assert!(help.contains("docs/scripts.md"), "{help}");
+}
+
+#[test]
+fn a_subagent_calls_are_marked_apart_from_the_parent() {
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"name": "task", "arguments": {"description": "count the lines of notes.txt"}}]},
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+            {"content": "2 lines"},
+            {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.txt"}}]},
+            {"content": "notes.txt has 2 lines."}
+        ]),
+    );
+    command("ch06", dir.path())
+        .args([
+            "--approve",
+            "none",
+            "--prompt",
+            "how long is notes.txt?",
+            "--script",
+        ])
+        .arg(&script)
+        .assert()
+        .success()
+        .stdout("notes.txt has 2 lines.\n")
+        .stderr(
+            "[tool] task {\"description\":\"count the lines of notes.txt\"}\n  \
+             ⤷ [tool] read_file {\"path\":\"notes.txt\"}\n  \
+             ⤷ [result] ok: 2 lines, 11 bytes\n\
+             [result] ok: 1 line, 7 bytes\n\
+             [tool] glob {\"pattern\":\"*.txt\"}\n\
+             [result] ok: 1 line, 9 bytes\n",
+        );
 }

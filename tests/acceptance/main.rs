@@ -14,6 +14,7 @@ mod ch08;
 mod ch09;
 mod ch10;
 mod cli;
+mod docs;
 mod requests;
 mod security_key;
 mod support;

@@ -7,6 +7,9 @@ use std::sync::{Mutex, PoisonError};
 use agent_core::{AgentEvent, EventSink, ModelReply, PlanStep, StepStatus, ToolFailure};
 use agent_policy::escape_controls;
 
+/// The subagent tool's name (chapter 6): calls made while one is open are the child's.
+const TASK_TOOL: &str = "task";
+
 /// Renders events on stderr; with `--record`, also appends every request as one JSON line.
 #[derive(Debug, Default)]
 pub struct CliObserver {
@@ -15,6 +18,9 @@ pub struct CliObserver {
     plan: Mutex<String>,
     /// A plan written by the tool running now: shown after that tool's `[result]` line.
     pending_plan: Mutex<Option<String>>,
+    /// The names of the tool calls started and not finished yet, outermost first. Calls run
+    /// one after another, so a call started while a `task` call is open is the subagent's.
+    open_calls: Mutex<Vec<String>>,
 }
 
 impl CliObserver {
@@ -32,6 +38,7 @@ impl CliObserver {
             record,
             plan: Mutex::default(),
             pending_plan: Mutex::default(),
+            open_calls: Mutex::default(),
         })
     }
 }
@@ -59,12 +66,33 @@ pub fn reply_notice(reply: &ModelReply) -> Option<&'static str> {
     (cut && reply.tool_calls.is_empty()).then_some(LENGTH_NOTICE)
 }
 
-/// `ok: 3 lines, 42 bytes` or the first line of the error.
+/// `ok: 3 lines, 42 bytes` (`1 line`, `1 byte`) or the first line of the error.
 pub fn summarize(result: &Result<String, ToolFailure>) -> String {
     match result {
-        Ok(text) => format!("ok: {} lines, {} bytes", text.lines().count(), text.len()),
+        Ok(text) => format!(
+            "ok: {}, {}",
+            count(text.lines().count(), "line"),
+            count(text.len(), "byte")
+        ),
         Err(failure) => one_line(&failure.to_string(), 160),
     }
+}
+
+fn count(n: usize, unit: &str) -> String {
+    if n == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{n} {unit}s")
+    }
+}
+
+/// What starts a subagent's `[tool]` and `[result]` lines, once per level of nesting, so its
+/// calls stand apart from the parent's (chapter 6).
+pub const CHILD_MARK: &str = "  ⤷ ";
+
+/// The mark for a line at `depth` levels of subagent nesting (`""` for the parent).
+fn child_prefix(depth: usize) -> String {
+    CHILD_MARK.repeat(depth)
 }
 
 impl CliObserver {
@@ -78,10 +106,40 @@ impl CliObserver {
         }
     }
 
+    /// How many `task` calls are open: the nesting depth of the call starting or ending now.
+    fn depth(open: &[String]) -> usize {
+        open.iter()
+            .filter(|name| name.as_str() == TASK_TOOL)
+            .count()
+    }
+
+    /// The `[tool]` line, marked when a subagent makes the call.
+    fn tool_started(&self, call: &agent_core::ToolCall) -> String {
+        let mut open = self
+            .open_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let prefix = child_prefix(Self::depth(&open));
+        open.push(call.name.clone());
+        format!(
+            "{prefix}[tool] {} {}",
+            call.name,
+            one_line(&call.arguments, 160)
+        )
+    }
+
     /// `[result]`, then the plan the call wrote if it differs from the one last shown.
     fn tool_finished(&self, result: &Result<String, ToolFailure>) {
+        let prefix = {
+            let mut open = self
+                .open_calls
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            open.pop();
+            child_prefix(Self::depth(&open))
+        };
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "[result] {}", summarize(result));
+        let _ = writeln!(err, "{prefix}[result] {}", summarize(result));
         let pending = self
             .pending_plan
             .lock()
@@ -114,9 +172,7 @@ impl EventSink for CliObserver {
                 Some(notice) => notice.to_string(),
                 None => return,
             },
-            AgentEvent::ToolStarted(call) => {
-                format!("[tool] {} {}", call.name, one_line(&call.arguments, 160))
-            }
+            AgentEvent::ToolStarted(call) => self.tool_started(call),
             AgentEvent::ToolFinished { result, .. } => return self.tool_finished(result),
             AgentEvent::PlanUpdated(steps) => {
                 *self
@@ -189,6 +245,35 @@ pub fn render_plan(steps: &[PlanStep]) -> String {
 mod tests {
     use super::*;
     use agent_core::CompactionKind;
+
+    #[test]
+    fn one_line_and_one_byte_are_singular() {
+        assert_eq!(summarize(&Ok("x".to_string())), "ok: 1 line, 1 byte");
+        assert_eq!(summarize(&Ok("a\nb\n".to_string())), "ok: 2 lines, 4 bytes");
+        assert_eq!(summarize(&Ok(String::new())), "ok: 0 lines, 0 bytes");
+    }
+
+    #[test]
+    fn calls_inside_an_open_task_call_are_marked_once_per_level() {
+        let observer = CliObserver::default();
+        let call = |name: &str| agent_core::ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        };
+        assert_eq!(observer.tool_started(&call("task")), "[tool] task {}");
+        assert_eq!(
+            observer.tool_started(&call("read_file")),
+            "  ⤷ [tool] read_file {}"
+        );
+        observer.open_calls.lock().unwrap().pop();
+        assert_eq!(
+            observer.open_calls.lock().unwrap().as_slice(),
+            ["task".to_string()]
+        );
+        observer.open_calls.lock().unwrap().pop();
+        assert_eq!(observer.tool_started(&call("bash")), "[tool] bash {}");
+    }
 
     #[test]
     fn compaction_lines_name_the_kind_and_its_unit() {

@@ -10,10 +10,17 @@
 //! ]
 //! ```
 //!
-//! `arguments` may be a JSON value (sent as its compact text) or a string (sent verbatim, so a
-//! script can reproduce a model emitting malformed JSON). An element `{"error": {...}}` makes
-//! that request fail with the given [`ModelError`]. An element may carry `"finish_reason"`
-//! (`"stop"`, `"length"`, …) as a server would report it.
+//! `id` may be left out: the call then gets `call_<element>_<n>` (element and call counted
+//! from 1 in the file), unique within the script. `arguments` may be a JSON value (sent as its
+//! compact text), a string (sent verbatim, so a script can reproduce a model emitting malformed
+//! JSON) or left out (`{}`). An element `{"error": {"status": 429, "message": "..."}}` makes
+//! that request fail with the [`ModelError`] the status maps to (401/403 auth, 413 prompt too
+//! long, 429 rate limited, 5xx server, any other status http). An element may carry
+//! `"finish_reason"` (`"stop"`, `"length"`, …) as a server would report it.
+//!
+//! Every model request takes the next element, whoever sends it: memory selection, extraction
+//! and consolidation (chapter 9 on) and summary compaction (chapter 8 on) are requests too.
+//! `docs/scripts.md` lists which feature asks when.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -65,7 +72,8 @@ struct FileStep {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileCall {
-    id: String,
+    #[serde(default)]
+    id: Option<String>,
     name: String,
     #[serde(default)]
     arguments: Option<Value>,
@@ -80,7 +88,8 @@ struct FileError {
 }
 
 impl FileStep {
-    fn into_step(self) -> ScriptStep {
+    /// `element` is this step's 1-based place in the file, for the ids of calls without one.
+    fn into_step(self, element: usize) -> ScriptStep {
         if let Some(error) = self.error {
             let message = error.message;
             return ScriptStep::Fail(match error.status {
@@ -100,8 +109,11 @@ impl FileStep {
         let tool_calls = self
             .tool_calls
             .into_iter()
-            .map(|call| ToolCall {
-                id: call.id,
+            .enumerate()
+            .map(|(n, call)| ToolCall {
+                id: call
+                    .id
+                    .unwrap_or_else(|| format!("call_{element}_{}", n + 1)),
                 name: call.name,
                 arguments: match call.arguments {
                     None => "{}".to_string(),
@@ -165,7 +177,12 @@ impl ScriptedModel {
                 path: origin.to_string(),
                 source,
             })?;
-        Ok(Self::new(steps.into_iter().map(FileStep::into_step)))
+        Ok(Self::new(
+            steps
+                .into_iter()
+                .enumerate()
+                .map(|(i, step)| step.into_step(i + 1)),
+        ))
     }
 
     pub fn from_file(path: &Path) -> Result<Self, ScriptError> {

@@ -110,7 +110,10 @@ pub struct RunArgs {
     /// Append every request, exactly as the loop built it, as one JSON line to FILE.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// Replay model replies from a JSON script instead of calling a model (offline).
+    /// Replay model replies from a JSON script instead of calling a model (offline, no key).
+    /// A JSON array, one element per model request: {"content": "..."} or
+    /// {"tool_calls": [{"name": "bash", "arguments": {...}}]}; memory and compaction side
+    /// calls take elements too. Format: docs/scripts.md.
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
     /// How `ask` permission decisions are answered (chapter 3 on). `prompt` asks on the
@@ -164,11 +167,35 @@ pub fn main() -> ExitCode {
 pub fn chapter_main(chapter: u8) -> ExitCode {
     // SAFETY: as in `main`: still single-threaded, no child, no environment pointer held.
     let env = unsafe { ModelEnv::take_from_process() };
-    let cli = ChapterCli::parse_from(
+    let cli = parse_chapter_cli(
+        chapter,
         std::iter::once(format!("ch{chapter:02}")).chain(std::env::args().skip(1)),
     );
     init_tracing(cli.verbose);
     finish(profile(chapter).and_then(|p| run::run(p, &cli.args, &env)))
+}
+
+/// A chapter binary's help opens with what the chapter is, taken from the chapter table;
+/// without an `about` clap would show the doc comment of the flattened `RunArgs`.
+fn chapter_about(chapter: u8) -> String {
+    match Profile::for_chapter(chapter) {
+        Ok(p) => format!(
+            "Chapter {chapter} ({}): {}. Runs this chapter's agent: one turn with --prompt, \
+             otherwise an interactive loop (see docs/ch{chapter:02}.md).",
+            p.id(),
+            p.title
+        ),
+        Err(_) => format!("Chapter {chapter} of agent-tutorial."),
+    }
+}
+
+fn parse_chapter_cli(chapter: u8, args: impl IntoIterator<Item = String>) -> ChapterCli {
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let matches = ChapterCli::command()
+        .about(chapter_about(chapter))
+        .long_about(None)
+        .get_matches_from(args);
+    ChapterCli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit())
 }
 
 fn finish(result: CliResult) -> ExitCode {

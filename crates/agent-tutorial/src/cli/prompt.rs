@@ -24,8 +24,9 @@ pub struct PromptArgs {
     /// The workspace the request is built for (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// Print the exact Chat Completions request body as JSON.
-    #[arg(long)]
+    /// Print the exact Chat Completions request body as JSON (not with --diff: the diff
+    /// compares the readable rendering).
+    #[arg(long, conflicts_with = "diff")]
     json: bool,
     /// Print a unified diff against chapter M's first request instead (default: the chapter
     /// before), to see exactly what a chapter changes in what the model receives.
@@ -66,10 +67,15 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
     let request = first_request(profile, workspace.clone(), &args.prompt)?;
     if let Some(base) = args.diff {
-        let base = if base == 0 {
-            profile.chapter.saturating_sub(1)
-        } else {
-            base
+        let base = match base {
+            0 if profile.chapter <= 1 => {
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "chapter {} has no previous chapter to compare with; name one with --diff M",
+                    profile.chapter
+                )));
+            }
+            0 => profile.chapter - 1,
+            base => base,
         };
         let base_profile = Profile::for_chapter(base).map_err(CliError::usage)?;
         let base_request = first_request(base_profile, workspace, &args.prompt)?;

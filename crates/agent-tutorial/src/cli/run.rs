@@ -43,7 +43,9 @@ impl ModelChoice {
 
 fn choose_model(args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
     if let Some(script) = &args.script {
-        let model = ScriptedModel::from_file(script).map_err(CliError::usage)?;
+        // The message already names the cause; as a chain, `{:#}` would print it twice.
+        let model = ScriptedModel::from_file(script)
+            .map_err(|err| CliError::usage(anyhow::anyhow!("{err}")))?;
         return Ok(ModelChoice::Scripted(Arc::new(model)));
     }
     let overrides = ConfigOverrides {

@@ -97,3 +97,33 @@ async fn requests_are_kept_only_when_recording_is_asked_for() {
     recording.complete(&request("one")).await.unwrap();
     assert_eq!(recording.requests(), vec![request("one")]);
 }
+
+#[tokio::test]
+async fn a_call_without_an_id_gets_one_from_its_place_in_the_script() {
+    let model = ScriptedModel::from_json(
+        r#"[{"content": "x"},
+            {"tool_calls": [{"id": "mine", "name": "a"}, {"name": "b", "arguments": "raw"}]},
+            {"tool_calls": [{"name": "c", "arguments": {"k": 1}}]}]"#,
+        "inline",
+    )
+    .unwrap();
+    model.complete(&request("a")).await.unwrap();
+    let ids = |reply: ModelReply| -> Vec<(String, String, String)> {
+        reply
+            .tool_calls
+            .into_iter()
+            .map(|c| (c.id, c.name, c.arguments))
+            .collect()
+    };
+    assert_eq!(
+        ids(model.complete(&request("b")).await.unwrap()),
+        vec![
+            ("mine".into(), "a".into(), "{}".into()),
+            ("call_2_2".into(), "b".into(), "raw".into())
+        ]
+    );
+    assert_eq!(
+        ids(model.complete(&request("c")).await.unwrap()),
+        vec![("call_3_1".into(), "c".into(), r#"{"k":1}"#.into())]
+    );
+}
