@@ -5,7 +5,7 @@
 set positional-arguments
 
 # The crates each chapter uses, cumulatively; `test-chNN` runs their own tests.
-base := "-p agent-core -p agent-tools -p agent-openai"
+base := "-p agent-core -p agent-workspace -p agent-tools -p agent-openai"
 policy := base + " -p agent-policy"
 hooks := policy + " -p agent-hooks"
 skills := hooks + " -p agent-frontmatter -p agent-skills"
@@ -148,3 +148,4 @@ lint:
 # Benchmarks (divan); medians are printed per benchmark.
 bench:
     cargo bench -p agent-core -p agent-tools -p agent-prompting -p agent-compaction
+    cargo bench -p agent-tutorial --bench session
