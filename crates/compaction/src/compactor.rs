@@ -77,7 +77,7 @@ pub fn snip(groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
     out
 }
 
-fn snip_marker(dropped: &[Vec<Message>]) -> Message {
+fn snip_marker<M: std::borrow::Borrow<Message>>(dropped: &[Vec<M>]) -> Message {
     let messages: usize = dropped.iter().map(Vec::len).sum();
     let rounds = dropped.iter().filter(|g| is_tool_round(g)).count();
     Message::system(format!(
@@ -122,13 +122,13 @@ fn stubbed(message: &Message) -> Message {
 
 /// One unit of a request being assembled: a group of the history, or a message made here.
 enum Part<'a> {
-    Group(&'a [Message]),
-    Made(Message),
+    Group(&'a [Arc<Message>]),
+    Made(Arc<Message>),
 }
 
 /// A request's messages, and its bytes before and after micro.
 struct Shaped {
-    messages: Vec<Message>,
+    messages: Vec<Arc<Message>>,
     parts: usize,
     raw_bytes: usize,
     bytes: usize,
@@ -137,11 +137,16 @@ struct Shaped {
 /// `head`, then `tail` snipped to its newest `keep` groups (a marker stands for the rest), with
 /// tool results outside the newest `micro_keep` parts stubbed. Only what is sent is copied, and
 /// an old result only as its stub: the cost follows the window, not the history.
-fn assemble(head: Vec<Part<'_>>, tail: &[Vec<Message>], keep: usize, micro_keep: usize) -> Shaped {
+fn assemble(
+    head: Vec<Part<'_>>,
+    tail: &[Vec<Arc<Message>>],
+    keep: usize,
+    micro_keep: usize,
+) -> Shaped {
     let mut parts = head;
     let start = tail.len().saturating_sub(keep);
     if start > 0 {
-        parts.push(Part::Made(snip_marker(&tail[..start])));
+        parts.push(Part::Made(Arc::new(snip_marker(&tail[..start]))));
     }
     parts.extend(tail[start..].iter().map(|g| Part::Group(g)));
     let old = parts.len().saturating_sub(micro_keep);
@@ -157,10 +162,11 @@ fn assemble(head: Vec<Part<'_>>, tail: &[Vec<Message>], keep: usize, micro_keep:
             Part::Made(message) => std::slice::from_ref(message),
         };
         for message in messages {
-            let sent = if i < old {
-                stubbed(message)
+            // Shared, not copied: only an old result is made anew, as its stub.
+            let sent = if i < old && matches!(**message, Message::Tool { .. }) {
+                Arc::new(stubbed(message))
             } else {
-                message.clone()
+                Arc::clone(message)
             };
             shaped.raw_bytes += message_bytes(message);
             shaped.bytes += message_bytes(&sent);
@@ -175,15 +181,15 @@ fn assemble(head: Vec<Part<'_>>, tail: &[Vec<Message>], keep: usize, micro_keep:
 /// history only grows, so those two pin the rest; comparing every covered message would cost a
 /// pass over the whole history on every request.
 struct Cached {
-    first: Vec<Message>,
+    first: Vec<Arc<Message>>,
     cut: usize,
-    boundary: Vec<Message>,
+    boundary: Vec<Arc<Message>>,
     summary: Summary,
-    message: Message,
+    message: Arc<Message>,
 }
 
 impl Cached {
-    fn covers(&self, groups: &[Vec<Message>]) -> bool {
+    fn covers(&self, groups: &[Vec<Arc<Message>>]) -> bool {
         self.cut <= groups.len()
             && groups.first() == Some(&self.first)
             && self.cut.checked_sub(1).and_then(|i| groups.get(i)) == Some(&self.boundary)
@@ -258,7 +264,7 @@ impl Compactor {
     }
 
     /// The request with `cached`'s summary in place of the groups it covers.
-    fn with_summary(&self, groups: &[Vec<Message>], cached: &Cached, total: usize) -> Shaped {
+    fn with_summary(&self, groups: &[Vec<Arc<Message>>], cached: &Cached, total: usize) -> Shaped {
         let head = vec![Part::Group(&groups[0]), Part::Made(cached.message.clone())];
         let shaped = assemble(
             head,
@@ -275,7 +281,7 @@ impl Compactor {
     async fn summarize(
         &self,
         transcript: &mut TranscriptLog,
-        groups: &[Vec<Message>],
+        groups: &[Vec<Arc<Message>>],
         previous: Option<&Summary>,
         (from, cut): (usize, usize),
     ) -> Result<Cached, SummaryError> {
@@ -311,9 +317,9 @@ impl Compactor {
             cut,
             boundary: groups[cut - 1].clone(),
             summary,
-            message: Message::system(format!(
+            message: Arc::new(Message::system(format!(
                 "<conversation-summary>\n{json}\n</conversation-summary>"
-            )),
+            ))),
         })
     }
 }
@@ -328,8 +334,8 @@ impl HistoryProcessor for Compactor {
         &self,
         messages: Vec<Arc<Message>>,
     ) -> Result<Vec<Arc<Message>>, ProcessError> {
-        // The compactor's steps work on owned messages; the copy is made here.
-        let messages = owned(&messages);
+        // Grouped as handed over: the history's messages are shared, never copied; only what
+        // is sent is assembled (`assemble`), and an old result only as its stub.
         let total = messages.len();
         let groups = groups(messages);
         let Some(first) = groups.first() else {
@@ -346,7 +352,7 @@ impl HistoryProcessor for Compactor {
         self.compacted(CompactionKind::Micro, plain.raw_bytes, plain.bytes);
         let keep = config.summary_keep_groups;
         if plain.bytes <= config.byte_budget || plain.parts <= keep + 1 {
-            return Ok(shared(plain.messages));
+            return Ok(plain.messages);
         }
         let mut guard = self.state.lock().await;
         let state = &mut *guard;
@@ -369,16 +375,16 @@ impl HistoryProcessor for Compactor {
                     "over the byte budget with the previous summary"
                 );
             }
-            return Ok(shared(shaped.messages));
+            return Ok(shaped.messages);
         }
         // A summary call failed or the history is new, and the next call is not due yet.
         if !due {
-            return Ok(shared(plain.messages));
+            return Ok(plain.messages);
         }
         let window = groups.len().saturating_sub(config.keep_groups).max(1);
         let from = cached.map_or(window, |c| c.cut.max(window));
         if from >= cut {
-            return Ok(shared(plain.messages));
+            return Ok(plain.messages);
         }
         state.since_call = Some(1);
         let previous = cached.map(|c| &c.summary);
@@ -389,12 +395,12 @@ impl HistoryProcessor for Compactor {
             Ok(made) => {
                 let shaped = self.with_summary(&groups, &made, total);
                 state.summary = Some(made);
-                Ok(shared(shaped.messages))
+                Ok(shaped.messages)
             }
             Err(err) => {
                 // A failed summary must not break the answer: send the snipped request.
                 tracing::warn!("compaction summary failed: {}", chain(&err));
-                Ok(shared(plain.messages))
+                Ok(plain.messages)
             }
         }
     }

@@ -2,13 +2,16 @@
 //! its result. A group is one user or system message, or one assistant message together with
 //! the tool results that follow it.
 
+use std::borrow::Borrow;
+
 use agent_core::Message;
 
-/// Splits `messages` into groups, in order.
-pub fn groups(messages: Vec<Message>) -> Vec<Vec<Message>> {
-    let mut out: Vec<Vec<Message>> = Vec::new();
+/// Splits `messages` into groups, in order. Works on owned or shared (`Arc<Message>`)
+/// messages alike, so the compactor can group the history it is handed without copying it.
+pub fn groups<M: Borrow<Message>>(messages: Vec<M>) -> Vec<Vec<M>> {
+    let mut out: Vec<Vec<M>> = Vec::new();
     for message in messages {
-        match (&message, out.last_mut()) {
+        match (message.borrow(), out.last_mut()) {
             (Message::Tool { .. }, Some(last)) => last.push(message),
             _ => out.push(vec![message]),
         }
@@ -29,13 +32,13 @@ pub fn message_bytes(message: &Message) -> usize {
     message.text().len() + calls
 }
 
-pub fn total_bytes(messages: &[Message]) -> usize {
-    messages.iter().map(message_bytes).sum()
+pub fn total_bytes<M: Borrow<Message>>(messages: &[M]) -> usize {
+    messages.iter().map(|m| message_bytes(m.borrow())).sum()
 }
 
 /// Whether a group is a tool round (an assistant message with tool calls).
-pub fn is_tool_round(group: &[Message]) -> bool {
-    matches!(group.first(), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty())
+pub fn is_tool_round<M: Borrow<Message>>(group: &[M]) -> bool {
+    matches!(group.first().map(|m| m.borrow()), Some(Message::Assistant { tool_calls, .. }) if !tool_calls.is_empty())
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::sync::Arc;
+
 use agent_core::Message;
 use agent_workspace::{PathError, Workspace};
 
@@ -28,7 +30,7 @@ pub(crate) struct TranscriptLog {
     path: String,
     written: usize,
     /// The last group written, to recognise the same history next time (it only grows).
-    last: Option<Vec<Message>>,
+    last: Option<Vec<Arc<Message>>>,
 }
 
 impl TranscriptLog {
@@ -52,7 +54,7 @@ impl TranscriptLog {
     pub(crate) fn append(
         &mut self,
         workspace: &Workspace,
-        groups: &[Vec<Message>],
+        groups: &[Vec<Arc<Message>>],
     ) -> Result<String, TranscriptError> {
         let same_history = self.written <= groups.len()
             && match &self.last {
@@ -90,7 +92,7 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join(TRANSCRIPT_DIR)).unwrap();
         let workspace = Workspace::new(dir.path()).unwrap();
         let err = TranscriptLog::new()
-            .append(&workspace, &[vec![Message::user("secret history")]])
+            .append(&workspace, &[vec![Arc::new(Message::user("secret history"))]])
             .unwrap_err();
         // The name carries the time, so the variant is compared rather than the text.
         assert!(
