@@ -92,7 +92,10 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join(TRANSCRIPT_DIR)).unwrap();
         let workspace = Workspace::new(dir.path()).unwrap();
         let err = TranscriptLog::new()
-            .append(&workspace, &[vec![Arc::new(Message::user("secret history"))]])
+            .append(
+                &workspace,
+                &[vec![Arc::new(Message::user("secret history"))]],
+            )
             .unwrap_err();
         // The name carries the time, so the variant is compared rather than the text.
         assert!(
