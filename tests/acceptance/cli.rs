@@ -343,3 +343,18 @@ fn a_subagent_calls_are_marked_apart_from_the_parent() {
              [result] ok: 1 line, 9 bytes\n",
         );
 }
+
+#[test]
+fn a_record_file_that_cannot_be_opened_is_named() {
+    let dir = workspace();
+    let script = crate::support::write_script(dir.path(), serde_json::json!([{"content": "hi"}]));
+    command("ch01", dir.path())
+        .args(["--prompt", "hi", "--record", "missing/requests.jsonl", "--script"])
+        .arg(&script)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: cannot open the --record file missing/requests.jsonl: No such file or directory (os error 2)\n",
+        );
+}

@@ -70,7 +70,14 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
     let model = choose_model(args, env)?;
     let mut deps = AgentDeps::new(model.client(), workspace.clone());
-    deps.events = Arc::new(CliObserver::new(args.record.as_deref()).map_err(CliError::usage)?);
+    let observer = CliObserver::new(args.record.as_deref()).map_err(|err| {
+        let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
+        CliError::usage(anyhow::anyhow!(
+            "cannot open the --record file {}: {err}",
+            path.display()
+        ))
+    })?;
+    deps.events = Arc::new(observer);
     deps.max_turns = args.max_turns;
     deps.final_answer = args.final_answer;
     deps.approval = Some(args.approve.provider());
