@@ -161,7 +161,7 @@ fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipelin
             Behavior::Ask,
             "changing a file needs approval",
         )))
-        .rule(Arc::new(SecretReads::new(workspace.root())));
+        .rule(Arc::new(SecretReads::new(workspace.clone())));
     if let Some(approval) = &deps.approval {
         pipeline = pipeline.approval(approval.clone());
     }

@@ -2,9 +2,10 @@
 //! `ask`, like a write. Reading is otherwise free, so without this rule a prompt-injected
 //! model could read `.env` or a private key and quote it in its answer or a later command.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_core::{Behavior, PreparedCall, ToolEffect, Verdict};
+use agent_workspace::Workspace;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::display::escape_controls;
@@ -37,7 +38,7 @@ pub const SECRET_FILE_NAMES: &[&str] = &[
 /// `notes.txt -> .env` asks too).
 #[derive(Debug, Clone)]
 pub struct SecretReads {
-    root: PathBuf,
+    workspace: Workspace,
     /// Built from [`SECRET_FILE_NAMES`]; an error here (a bad pattern, a bug) makes every
     /// read fail closed instead of silently asking about nothing.
     names: Result<GlobSet, globset::Error>,
@@ -46,10 +47,10 @@ pub struct SecretReads {
 impl SecretReads {
     pub const NAME: &'static str = "secret_reads_ask";
 
-    /// `root` is the workspace the tools resolve relative paths against.
-    pub fn new(root: impl Into<PathBuf>) -> Self {
+    /// `workspace` is where the tools resolve paths: the rule resolves them the same way.
+    pub fn new(workspace: Workspace) -> Self {
         Self {
-            root: root.into(),
+            workspace,
             names: build(SECRET_FILE_NAMES),
         }
     }
@@ -84,8 +85,9 @@ impl PermissionRule for SecretReads {
         let names = self.names.as_ref().map_err(|err| err.clone())?;
         let secret = call.summary.paths.iter().find(|path| {
             let given = Path::new(path.as_str());
-            // Only to learn the real name behind a symlink; nothing is opened here.
-            let resolved = std::fs::canonicalize(self.root.join(given)).ok();
+            // The real name behind a symlink, as the boundary resolves it (nothing is opened;
+            // a path that leads out is refused by the tool itself).
+            let resolved = self.workspace.resolve(path).ok();
             Self::is_secret(names, given)
                 || resolved.is_some_and(|real| Self::is_secret(names, &real))
         });
@@ -120,6 +122,13 @@ mod tests {
         }
     }
 
+    /// A workspace with nothing in it, so only the names given decide.
+    fn empty_workspace() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        (dir, workspace)
+    }
+
     fn behaviors(rule: &SecretReads, paths: &[&str]) -> Vec<(String, Behavior)> {
         paths
             .iter()
@@ -129,7 +138,8 @@ mod tests {
 
     #[test]
     fn secret_looking_names_ask_and_others_pass() {
-        let rule = SecretReads::new("/nonexistent-root");
+        let (_dir, workspace) = empty_workspace();
+        let rule = SecretReads::new(workspace);
         let asks = [
             ".env",
             "app/.env.local",
@@ -170,7 +180,8 @@ mod tests {
 
     #[test]
     fn the_reason_names_the_path_and_writes_are_left_to_other_rules() {
-        let rule = SecretReads::new("/nonexistent-root");
+        let (_dir, workspace) = empty_workspace();
+        let rule = SecretReads::new(workspace);
         assert_eq!(
             rule.evaluate(&read(".env")).unwrap(),
             Verdict::new(
@@ -195,7 +206,7 @@ mod tests {
         std::fs::write(dir.path().join(".env"), "KEY=1\n").unwrap();
         std::os::unix::fs::symlink(".env", dir.path().join("notes.txt")).unwrap();
         std::fs::write(dir.path().join("plain.txt"), "hi\n").unwrap();
-        let rule = SecretReads::new(dir.path());
+        let rule = SecretReads::new(Workspace::new(dir.path()).unwrap());
         assert_eq!(
             behaviors(&rule, &["notes.txt", "plain.txt"]),
             vec![

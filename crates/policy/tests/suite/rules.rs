@@ -70,7 +70,8 @@ fn the_boundary_checks_the_paths_the_tool_lists() {
 
 #[test]
 fn secret_reads_check_the_paths_the_tool_lists() {
-    let rule = SecretReads::new("/nonexistent-root");
+    let (_dir, workspace) = empty_workspace();
+    let rule = SecretReads::new(workspace);
     let listed = call(
         ToolEffect::Read,
         json!({"file": ".env"}),
@@ -160,4 +161,11 @@ async fn the_approval_question_shows_the_tools_summary_escaped() {
             reason: "running a command needs approval".into(),
         }]
     );
+}
+
+/// A workspace with nothing in it, so only the names given decide.
+fn empty_workspace() -> (tempfile::TempDir, agent_workspace::Workspace) {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = agent_workspace::Workspace::new(dir.path()).unwrap();
+    (dir, workspace)
 }
