@@ -399,7 +399,10 @@ impl HistoryProcessor for Compactor {
             }
             Err(err) => {
                 // A failed summary must not break the answer: send the snipped request.
-                tracing::warn!("compaction summary failed: {}", chain(&err));
+                tracing::warn!(
+                    "compaction summary failed: {}",
+                    agent_core::error_chain(&err)
+                );
                 Ok(plain.messages)
             }
         }
@@ -450,16 +453,4 @@ pub enum SummaryError {
     Render(#[source] serde_json::Error),
     #[error("the summary call failed")]
     Call(#[from] SideCallError),
-}
-
-/// `err` and its causes, `: `-separated, for the log line (a log has no `{:#}` chain).
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -13,6 +13,7 @@
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
+pub mod error;
 pub mod event;
 pub mod message;
 pub mod model;
@@ -27,6 +28,7 @@ pub mod side_call;
 pub mod tool;
 pub mod verdict;
 
+pub use error::error_chain;
 pub use event::{
     AgentEvent, CacheUse, CollectingSink, CompactionKind, EventSink, Events, NoEvents, PlanStep,
     StepStatus,

@@ -45,14 +45,7 @@ impl SeamError {
 
     /// The text of this error and each cause, `: `-separated.
     pub fn chain(&self) -> String {
-        let mut text = self.context.clone();
-        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self.source.as_ref());
-        while let Some(err) = cause {
-            text.push_str(": ");
-            text.push_str(&err.to_string());
-            cause = err.source();
-        }
-        text
+        crate::error::error_chain(self)
     }
 }
 

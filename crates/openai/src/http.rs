@@ -149,13 +149,7 @@ impl HttpLayer {
     fn transport(&self, err: &reqwest::Error) -> HttpError {
         // `{:#}`-style chains are not in reqwest's Display; walk the sources so "connection
         // refused" is visible rather than only "error sending request".
-        let mut message = err.to_string();
-        let mut source = std::error::Error::source(err);
-        while let Some(cause) = source {
-            message.push_str(": ");
-            message.push_str(&cause.to_string());
-            source = cause.source();
-        }
+        let message = agent_core::error_chain(err);
         HttpError::Transport {
             message: self.key.redact(&message),
         }
