@@ -72,6 +72,7 @@ pub fn shell(workspace: &Workspace, command: &str) -> Shell {
         tree: ProcessTree {
             marker,
             leader: None,
+            state: TreeState::Running,
         },
     }
 }
@@ -82,6 +83,14 @@ pub fn shell(workspace: &Workspace, command: &str) -> Shell {
 pub struct ProcessTree {
     marker: String,
     leader: Option<libc::pid_t>,
+    state: TreeState,
+}
+
+/// Whether the tree was already killed, so dropping it does not sweep `/proc` a second time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TreeState {
+    Running,
+    Killed,
 }
 
 impl ProcessTree {
@@ -97,7 +106,8 @@ impl ProcessTree {
 
     /// Kills the process group and every process carrying this call's marker. Returns how
     /// many marked processes were found outside the group's single signal.
-    pub fn kill(&self) -> usize {
+    pub fn kill(&mut self) -> usize {
+        self.state = TreeState::Killed;
         if let Some(pid) = self.leader {
             // SAFETY: killpg only sends a signal; the group id is the leader's pid because it
             // was spawned with `process_group(0)`. SIGKILL cannot be caught or ignored.
@@ -126,7 +136,9 @@ impl ProcessTree {
 
 impl Drop for ProcessTree {
     fn drop(&mut self) {
-        self.kill();
+        if self.state == TreeState::Running {
+            self.kill();
+        }
     }
 }
 
@@ -165,7 +177,7 @@ pub struct Finished {
 /// `input` on stdin if given. When it returns, every process the command started is dead.
 pub async fn supervise(
     mut child: tokio::process::Child,
-    tree: ProcessTree,
+    mut tree: ProcessTree,
     input: Option<Vec<u8>>,
     timeout: Duration,
     cap: usize,
@@ -194,7 +206,6 @@ pub async fn supervise(
     let reading = async { while readers.join_next().await.is_some() {} };
     let _ = tokio::time::timeout(PIPE_GRACE, reading).await;
     readers.abort_all();
-    drop(tree);
     let take = |c: Arc<Mutex<Capture>>| {
         std::mem::replace(
             &mut *c.lock().unwrap_or_else(PoisonError::into_inner),
