@@ -142,6 +142,22 @@ pub fn parse_dotenv(text: &str, origin: &str) -> Result<BTreeMap<String, String>
 
 /// Resolves the configuration. `env` looks a variable up in the process environment (a
 /// parameter so tests never read the real one); `dotenv` is the `.env` file to consult last.
+/// The most of a `.env` file that is read: it is the working directory's, not ours.
+const DOTENV_LIMIT: u64 = 64 * 1024;
+
+/// Reads a `.env` bounded (a regular file was checked by the caller, so no FIFO blocks here).
+fn read_dotenv(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(DOTENV_LIMIT + 1).read_to_string(&mut text))
+        .map_err(|err| err.to_string())?;
+    if text.len() as u64 > DOTENV_LIMIT {
+        return Err(format!("larger than {DOTENV_LIMIT} bytes"));
+    }
+    Ok(text)
+}
+
 pub fn resolve(
     overrides: &ConfigOverrides,
     env: impl Fn(&str) -> Option<String>,
@@ -150,10 +166,10 @@ pub fn resolve(
     let file = match dotenv {
         Some(path) if path.is_file() => {
             let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|err| ConfigError::DotEnv {
+            let text = read_dotenv(path).map_err(|reason| ConfigError::DotEnv {
                 path: origin.clone(),
                 line: 0,
-                reason: err.to_string(),
+                reason,
             })?;
             parse_dotenv(&text, &origin)?
         }
@@ -273,6 +289,15 @@ mod tests {
         let key = ApiKey::new("sk-very-secret");
         assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
         assert_eq!(key.redact("Bearer sk-very-secret!"), "Bearer [redacted]!");
+    }
+
+    #[test]
+    fn a_huge_dotenv_is_refused_not_read_whole() {
+        let (_dir, path) = dotenv_with(&"#".repeat(100_000));
+        assert_eq!(
+            read_dotenv(&path),
+            Err(format!("larger than {DOTENV_LIMIT} bytes"))
+        );
     }
 
     fn dotenv_with(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
