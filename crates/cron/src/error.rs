@@ -1,0 +1,108 @@
+//! Everything that can go wrong with a schedule, as one typed error. Each message says what
+//! failed and what to do, because the model reads it as a tool result and a person reads it
+//! from `agent-tutorial cron list`.
+
+use agent_core::{FailureCode, ToolFailure};
+use agent_workspace::PathError;
+
+use crate::schedule::ScheduleId;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CronError {
+    /// Not exactly five whitespace-separated fields: the parser would otherwise read a sixth
+    /// field as seconds, which is not the standard syntax the tools promise.
+    #[error(
+        "`{expr}` has {count} fields; a cron expression has exactly 5: minute hour day-of-month month day-of-week (for example `0 9 * * 1-5`)"
+    )]
+    FieldCount { expr: String, count: usize },
+    #[error(
+        "`{expr}` is not a valid cron expression (minute hour day-of-month month day-of-week): {source}"
+    )]
+    BadExpression {
+        expr: String,
+        #[source]
+        source: croner::errors::CronError,
+    },
+    #[error(
+        "unknown time zone `{name}`: use an IANA name such as `Europe/Berlin`, `America/New_York` or `UTC`"
+    )]
+    UnknownTimeZone {
+        name: String,
+        #[source]
+        source: jiff::Error,
+    },
+    /// The expression parses but names no time that exists (`0 0 31 2 *`).
+    #[error("`{expr}` never fires after {after}: {source}")]
+    NoNextFire {
+        expr: String,
+        after: jiff::Timestamp,
+        #[source]
+        source: croner::errors::CronError,
+    },
+    #[error("the prompt is empty: say what should run on the schedule")]
+    EmptyPrompt,
+    #[error("the prompt is {len} bytes, over the limit of {max} bytes")]
+    PromptTooLong { len: usize, max: usize },
+    #[error("there are already {max} {kind} schedules: cancel one first")]
+    TooMany { kind: &'static str, max: usize },
+    #[error("no schedule has the id `{id}`: list_crons shows the ids")]
+    NotFound { id: ScheduleId },
+    /// The whole file is unreadable as JSON: nothing is written over it, so nothing is lost.
+    #[error(
+        "`{path}` is not a valid schedule file ({source}); it was left as it is: fix or move it away"
+    )]
+    Corrupt {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The boundary refused the file or the disk failed (an outward symlink, a FIFO, a file
+    /// over the size limit, an I/O error).
+    #[error("cannot use the schedule file: {source}")]
+    Store {
+        #[source]
+        source: PathError,
+    },
+    #[error("cannot lock `{path}`: {source}")]
+    Lock {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot encode the schedules: {source}")]
+    Encode {
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl From<PathError> for CronError {
+    fn from(source: PathError) -> Self {
+        Self::Store { source }
+    }
+}
+
+impl From<CronError> for ToolFailure {
+    /// What the model got wrong is `invalid_arguments` (it can fix the call); an escape is
+    /// `path_escape` as for every tool; the rest failed while running.
+    fn from(err: CronError) -> Self {
+        let code = match &err {
+            CronError::FieldCount { .. }
+            | CronError::BadExpression { .. }
+            | CronError::UnknownTimeZone { .. }
+            | CronError::NoNextFire { .. }
+            | CronError::EmptyPrompt
+            | CronError::PromptTooLong { .. }
+            | CronError::TooMany { .. }
+            | CronError::NotFound { .. } => FailureCode::InvalidArguments,
+            CronError::Store {
+                source: PathError::Escape { .. },
+            } => FailureCode::PathEscape,
+            CronError::Corrupt { .. }
+            | CronError::Store { .. }
+            | CronError::Lock { .. }
+            | CronError::Encode { .. } => FailureCode::ToolExecutionError,
+        };
+        ToolFailure::new(code, err.to_string())
+    }
+}

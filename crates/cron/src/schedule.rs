@@ -1,0 +1,144 @@
+//! What a schedule is, and what the scheduler hands the REPL when one is due.
+
+use std::fmt;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::error::CronError;
+use crate::when::{CronExpr, Zone, show_utc};
+
+/// Whether a schedule outlives the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Durability {
+    /// Kept in `.agent_tutorial/crons.json`; runs again after a restart.
+    Durable,
+    /// Kept in memory; gone when the session ends.
+    Session,
+}
+
+impl Durability {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Durable => "durable",
+            Self::Session => "session",
+        }
+    }
+}
+
+impl fmt::Display for Durability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A short id a person and a model can type: `1`, `2`, … for durable schedules (numbered in
+/// the file, so two processes never hand out the same one), `s1`, `s2`, … for session ones
+/// (numbered in memory, so a session schedule never has to touch the disk).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ScheduleId(String);
+
+impl ScheduleId {
+    pub(crate) fn durable(n: u64) -> Self {
+        Self(n.to_string())
+    }
+
+    pub(crate) fn session(n: u64) -> Self {
+        Self(format!("s{n}"))
+    }
+
+    /// An id as typed: surrounding spaces are dropped, and `S3` is `s3`.
+    pub fn parse(text: &str) -> Self {
+        Self(text.trim().to_ascii_lowercase())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The number of a durable id (`"7"` → 7), used to keep the file's counter ahead.
+    pub(crate) fn durable_number(&self) -> Option<u64> {
+        self.0.parse().ok()
+    }
+
+    /// Ids sort as numbers within their kind (`2` before `10`), durable ones first.
+    pub(crate) fn sort_key(&self) -> (bool, u64, String) {
+        let session = self.0.starts_with('s');
+        let digits = if session { &self.0[1..] } else { &self.0[..] };
+        (session, digits.parse().unwrap_or(u64::MAX), self.0.clone())
+    }
+}
+
+impl fmt::Display for ScheduleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One schedule: the prompt, when it fires, and the next instant it fires at (in UTC).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    pub id: ScheduleId,
+    /// The 5-field expression, normalised to single spaces.
+    pub cron: String,
+    pub prompt: String,
+    /// The IANA name the expression is read in.
+    pub timezone: String,
+    pub durability: Durability,
+    /// The next instant the schedule is due.
+    pub next_fire_utc: Timestamp,
+    pub created: Timestamp,
+}
+
+impl Schedule {
+    /// The expression and the zone, parsed again: a stored record is checked on every load.
+    pub(crate) fn when(&self) -> Result<(CronExpr, Zone), CronError> {
+        Ok((CronExpr::parse(&self.cron)?, Zone::parse(&self.timezone)?))
+    }
+}
+
+/// A schedule that came due, handed to the caller once. Missed fire times coalesce: a schedule
+/// that should have fired five times while the process was down is one `Due` with
+/// `missed == 4`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Due {
+    pub schedule_id: ScheduleId,
+    pub cron: String,
+    pub timezone: String,
+    pub durability: Durability,
+    pub prompt: String,
+    /// The first fire time that was not run yet (the one this run is for).
+    pub scheduled_for: Timestamp,
+    /// Fire times after `scheduled_for` that passed too and are folded into this one run
+    /// (counted up to [`crate::MAX_COUNTED_MISSES`]).
+    pub missed: u32,
+    /// When the schedule fires next.
+    pub next_fire_utc: Timestamp,
+}
+
+impl Due {
+    /// One line that says this turn was started by a schedule, not typed by the user: the
+    /// REPL shows it, and it heads the user message so the model knows too.
+    pub fn marker(&self) -> String {
+        let missed = match self.missed {
+            0 => String::new(),
+            1 => ", 1 more missed run folded into this one".to_string(),
+            n => format!(", {n} more missed runs folded into this one"),
+        };
+        format!(
+            "[scheduled run of cron {} (`{}` {}), due {}{missed}]",
+            self.schedule_id,
+            self.cron,
+            self.timezone,
+            show_utc(self.scheduled_for)
+        )
+    }
+
+    /// The text of the user turn: the marker line, then the prompt.
+    pub fn turn_text(&self) -> String {
+        format!("{}\n{}", self.marker(), self.prompt)
+    }
+}

@@ -1,0 +1,255 @@
+//! The scheduler: adds, lists and cancels schedules, and answers "what is due now?".
+//!
+//! Nothing here runs on its own: no timer, no task. The REPL asks [`Scheduler::due`] when it is
+//! idle between user turns, so a scheduled prompt can never land in the middle of a turn, and
+//! tests drive time with an injected [`Clock`].
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_workspace::Workspace;
+use jiff::Timestamp;
+
+use crate::error::CronError;
+use crate::schedule::{Due, Durability, Schedule, ScheduleId};
+use crate::store::{Contents, Record, Store};
+use crate::when::{CronExpr, Zone, next_fire};
+
+/// Schedules of one kind (durable, or session) at most.
+pub const MAX_SCHEDULES: usize = 50;
+/// The longest prompt a schedule keeps.
+pub const MAX_PROMPT_BYTES: usize = 4000;
+/// Missed fire times are counted up to this many; past it the count stops (a `* * * * *`
+/// schedule down for a year would otherwise walk half a million instants).
+pub const MAX_COUNTED_MISSES: u32 = 1000;
+
+/// Where "now" comes from: the system clock in the harness, a hand-set one in tests.
+pub trait Clock: Send + Sync + fmt::Debug {
+    fn now(&self) -> Timestamp;
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A clock that only moves when told to.
+#[derive(Debug)]
+pub struct ManualClock(Mutex<Timestamp>);
+
+impl ManualClock {
+    pub fn new(now: Timestamp) -> Self {
+        Self(Mutex::new(now))
+    }
+
+    pub fn set(&self, now: Timestamp) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = now;
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// What `schedule_cron` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSchedule {
+    pub cron: String,
+    pub prompt: String,
+    /// An IANA name; `None` means [`crate::DEFAULT_TIMEZONE`].
+    pub timezone: Option<String>,
+    pub durability: Durability,
+}
+
+#[derive(Debug, Default)]
+struct SessionSchedules {
+    /// The number of the last session id handed out.
+    last_id: u64,
+    schedules: Vec<Schedule>,
+}
+
+/// Durable schedules in the workspace's `crons.json`, session ones in memory.
+#[derive(Debug)]
+pub struct Scheduler {
+    store: Store,
+    session: Mutex<SessionSchedules>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Scheduler {
+    pub fn new(workspace: &Workspace, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            store: Store::new(workspace),
+            session: Mutex::default(),
+            clock,
+        }
+    }
+
+    fn session(&self) -> std::sync::MutexGuard<'_, SessionSchedules> {
+        // Every change to the list is a single push, retain or field write: a panic cannot
+        // leave it half-changed, so a poisoned lock is still safe to use.
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Checks `new`, computes its first fire time after now, and stores it.
+    pub fn add(&self, new: NewSchedule) -> Result<Schedule, CronError> {
+        let expr = CronExpr::parse(&new.cron)?;
+        let zone = match new.timezone.as_deref().map(str::trim) {
+            None | Some("") => Zone::utc(),
+            Some(name) => Zone::parse(name)?,
+        };
+        let prompt = new.prompt.trim().to_string();
+        if prompt.is_empty() {
+            return Err(CronError::EmptyPrompt);
+        }
+        if prompt.len() > MAX_PROMPT_BYTES {
+            return Err(CronError::PromptTooLong {
+                len: prompt.len(),
+                max: MAX_PROMPT_BYTES,
+            });
+        }
+        let now = self.clock.now();
+        let next = next_fire(&expr, &zone, now)?;
+        let make = |id| Schedule {
+            id,
+            cron: expr.as_str().to_string(),
+            prompt: prompt.clone(),
+            timezone: zone.name().to_string(),
+            durability: new.durability,
+            next_fire_utc: next,
+            created: now,
+        };
+        let too_many = |kind| CronError::TooMany {
+            kind,
+            max: MAX_SCHEDULES,
+        };
+        match new.durability {
+            Durability::Durable => self.store.update(|contents| {
+                if contents.schedules().count() >= MAX_SCHEDULES {
+                    return Err(too_many("durable"));
+                }
+                let schedule = make(ScheduleId::durable(contents.next_id));
+                contents.next_id += 1;
+                contents.records.push(Record::Good(schedule.clone()));
+                Ok(schedule)
+            }),
+            Durability::Session => {
+                let mut session = self.session();
+                if session.schedules.len() >= MAX_SCHEDULES {
+                    return Err(too_many("session"));
+                }
+                session.last_id += 1;
+                let schedule = make(ScheduleId::session(session.last_id));
+                session.schedules.push(schedule.clone());
+                Ok(schedule)
+            }
+        }
+    }
+
+    /// Every schedule, durable ones first, each kind by id.
+    pub fn list(&self) -> Result<Vec<Schedule>, CronError> {
+        let mut all: Vec<Schedule> = self.store.read()?.schedules().cloned().collect();
+        all.extend(self.session().schedules.iter().cloned());
+        all.sort_by_key(|s| s.id.sort_key());
+        Ok(all)
+    }
+
+    /// Removes the schedule `id` and returns it.
+    pub fn cancel(&self, id: &ScheduleId) -> Result<Schedule, CronError> {
+        let not_found = || CronError::NotFound { id: id.clone() };
+        if id.durable_number().is_none() {
+            let mut session = self.session();
+            let at = session
+                .schedules
+                .iter()
+                .position(|s| &s.id == id)
+                .ok_or_else(not_found)?;
+            return Ok(session.schedules.remove(at));
+        }
+        self.store.update(|contents| {
+            let at = contents
+                .records
+                .iter()
+                .position(|r| matches!(r, Record::Good(s) if &s.id == id))
+                .ok_or_else(not_found)?;
+            match contents.records.remove(at) {
+                Record::Good(schedule) => Ok(schedule),
+                Record::Unreadable(_) => Err(not_found()),
+            }
+        })
+    }
+
+    /// The schedules due at the clock's now, each once however many fire times it missed,
+    /// in the order they came due. Each is moved on to its first fire time after now before it
+    /// is returned (durable ones on disk, under the lock), so the next call does not return it
+    /// again, and of two processes sharing the workspace only one gets a durable run. At
+    /// start-up the first call returns the durable runs missed while the process was down.
+    pub fn due(&self) -> Result<Vec<Due>, CronError> {
+        let now = self.clock.now();
+        // Durable first: if the file cannot be used, the session schedules stay untouched.
+        // A look without the lock first: an idle REPL asks often, and most times nothing is
+        // due, so nothing is locked or created in a workspace that has no schedule.
+        let durable_due = self
+            .store
+            .read()?
+            .schedules()
+            .any(|s| s.next_fire_utc <= now);
+        let mut due = if durable_due {
+            self.store
+                .update(|contents: &mut Contents| advance_all(contents.schedules_mut(), now))?
+        } else {
+            Vec::new()
+        };
+        due.extend(advance_all(self.session().schedules.iter_mut(), now)?);
+        due.sort_by(|a, b| {
+            (a.scheduled_for, a.schedule_id.sort_key())
+                .cmp(&(b.scheduled_for, b.schedule_id.sort_key()))
+        });
+        Ok(due)
+    }
+}
+
+fn advance_all<'a>(
+    schedules: impl Iterator<Item = &'a mut Schedule>,
+    now: Timestamp,
+) -> Result<Vec<Due>, CronError> {
+    let mut due = Vec::new();
+    for schedule in schedules {
+        if schedule.next_fire_utc <= now {
+            due.push(advance(schedule, now)?);
+        }
+    }
+    Ok(due)
+}
+
+/// Moves a due schedule to its first fire time after `now`, counting the fire times skipped.
+fn advance(schedule: &mut Schedule, now: Timestamp) -> Result<Due, CronError> {
+    let (expr, zone) = schedule.when()?;
+    let scheduled_for = schedule.next_fire_utc;
+    let mut missed = 0;
+    let mut at = next_fire(&expr, &zone, scheduled_for)?;
+    while at <= now && missed < MAX_COUNTED_MISSES {
+        missed += 1;
+        at = next_fire(&expr, &zone, at)?;
+    }
+    if at <= now {
+        at = next_fire(&expr, &zone, now)?;
+    }
+    schedule.next_fire_utc = at;
+    Ok(Due {
+        schedule_id: schedule.id.clone(),
+        cron: schedule.cron.clone(),
+        timezone: schedule.timezone.clone(),
+        durability: schedule.durability,
+        prompt: schedule.prompt.clone(),
+        scheduled_for,
+        missed,
+        next_fire_utc: at,
+    })
+}

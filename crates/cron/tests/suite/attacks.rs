@@ -1,0 +1,183 @@
+//! The security issue's attacks on the harness's own schedule file: refused through the
+//! workspace boundary, nothing read or written outside, nothing lost.
+
+use std::os::unix::fs::symlink;
+
+use agent_cron::{CronError, Durability, READ_LIMIT, durable_table};
+use agent_workspace::PathError;
+use serde_json::json;
+
+use super::{Fixture, new_schedule};
+
+/// A schedule file that would list one schedule if it were read.
+const VALID: &str = r#"{"version":1,"next_id":2,"schedules":[{"id":"1","cron":"0 9 * * *","prompt":"leak","timezone":"UTC","durability":"durable","next_fire_utc":"2026-01-01T09:00:00Z","created":"2026-01-01T00:00:00Z"}]}"#;
+
+fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+fn add_durable(fx: &Fixture) -> CronError {
+    fx.scheduler
+        .add(new_schedule("0 9 * * *", "p", None, Durability::Durable))
+        .unwrap_err()
+}
+
+#[tokio::test]
+async fn an_outward_agent_tutorial_folder_is_refused() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    std::fs::write(fx.outside.path().join("crons.json"), VALID).unwrap();
+    symlink(fx.outside.path(), fx.dir.path().join(".agent_tutorial")).unwrap();
+    assert_eq!(
+        fx.call(
+            "schedule_cron",
+            json!({"cron": "0 9 * * *", "prompt": "p", "durable": true})
+        )
+        .await,
+        "Error [path_escape]: cannot use the schedule file: `.agent_tutorial/crons.lock` resolves outside the workspace"
+    );
+    assert_eq!(
+        fx.call("list_crons", json!({})).await,
+        "Error [path_escape]: cannot use the schedule file: `.agent_tutorial/crons.json` resolves outside the workspace"
+    );
+    assert!(matches!(
+        fx.scheduler.due().unwrap_err(),
+        CronError::Store {
+            source: PathError::Escape { .. }
+        }
+    ));
+    assert!(durable_table(&fx.workspace()).is_err());
+    let mut names: Vec<_> = std::fs::read_dir(fx.outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["crons.json"]);
+    assert_eq!(
+        std::fs::read_to_string(fx.outside.path().join("crons.json")).unwrap(),
+        VALID
+    );
+}
+
+#[test]
+fn an_outward_crons_json_is_neither_read_nor_written() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    let secret = fx.outside.path().join("crons.json");
+    std::fs::write(&secret, VALID).unwrap();
+    std::fs::create_dir(fx.dir.path().join(".agent_tutorial")).unwrap();
+    symlink(&secret, fx.crons_json()).unwrap();
+    assert!(matches!(
+        fx.scheduler.list().unwrap_err(),
+        CronError::Store {
+            source: PathError::Escape { .. }
+        }
+    ));
+    assert!(matches!(
+        add_durable(&fx),
+        CronError::Store {
+            source: PathError::Escape { .. }
+        }
+    ));
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), VALID);
+    assert!(fx.crons_json().symlink_metadata().unwrap().is_symlink());
+}
+
+#[test]
+fn dot_dot_through_a_missing_folder_is_refused() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    // `.agent_tutorial` -> `missing/../..`: the kernel cannot walk back out of `missing`.
+    symlink("missing/../..", fx.dir.path().join(".agent_tutorial")).unwrap();
+    assert_eq!(
+        [fx.scheduler.list().unwrap_err(), add_durable(&fx)].map(|e| e.to_string()),
+        [
+            "cannot use the schedule file: cannot resolve `.agent_tutorial/crons.json`: `missing` does not exist, so `..` after it leads nowhere",
+            "cannot use the schedule file: cannot resolve `.agent_tutorial/crons.lock`: `missing` does not exist, so `..` after it leads nowhere",
+        ]
+    );
+    assert!(!fx.dir.path().join("missing").exists());
+}
+
+#[test]
+fn a_fifo_crons_json_is_refused_without_hanging() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    std::fs::create_dir(fx.dir.path().join(".agent_tutorial")).unwrap();
+    mkfifo(&fx.crons_json());
+    assert_eq!(
+        fx.scheduler.list().unwrap_err().to_string(),
+        "cannot use the schedule file: `.agent_tutorial/crons.json` is a FIFO (named pipe), not a regular file"
+    );
+    assert!(matches!(
+        add_durable(&fx),
+        CronError::Store {
+            source: PathError::NotAFile { .. }
+        }
+    ));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fx.crons_json().metadata().unwrap().file_type().is_fifo());
+}
+
+#[test]
+fn a_huge_crons_json_is_refused_by_size_and_left_as_it_is() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    std::fs::create_dir(fx.dir.path().join(".agent_tutorial")).unwrap();
+    let huge = vec![b' '; READ_LIMIT as usize + 1];
+    std::fs::write(fx.crons_json(), &huge).unwrap();
+    assert_eq!(
+        fx.scheduler.list().unwrap_err().to_string(),
+        format!(
+            "cannot use the schedule file: `.agent_tutorial/crons.json` is {} bytes, over the limit of {READ_LIMIT} bytes",
+            READ_LIMIT + 1
+        )
+    );
+    assert!(matches!(
+        add_durable(&fx),
+        CronError::Store {
+            source: PathError::TooLarge { .. }
+        }
+    ));
+    assert_eq!(std::fs::read(fx.crons_json()).unwrap(), huge);
+}
+
+#[test]
+fn a_corrupt_file_is_reported_and_never_written_over() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    std::fs::create_dir(fx.dir.path().join(".agent_tutorial")).unwrap();
+    std::fs::write(fx.crons_json(), "{not json").unwrap();
+    assert!(matches!(add_durable(&fx), CronError::Corrupt { .. }));
+    assert!(matches!(
+        fx.scheduler.due().unwrap_err(),
+        CronError::Corrupt { .. }
+    ));
+    assert_eq!(
+        std::fs::read_to_string(fx.crons_json()).unwrap(),
+        "{not json"
+    );
+}
+
+#[test]
+fn an_unreadable_record_is_skipped_but_kept_through_later_writes() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    std::fs::create_dir(fx.dir.path().join(".agent_tutorial")).unwrap();
+    let bad = json!({"id": "1", "cron": "0 9 * * *", "prompt": "p", "timezone": "Mars/Base"});
+    std::fs::write(
+        fx.crons_json(),
+        json!({"version": 1, "next_id": 2, "schedules": [bad]}).to_string(),
+    )
+    .unwrap();
+    let added = fx
+        .scheduler
+        .add(new_schedule("0 9 * * *", "good", None, Durability::Durable))
+        .unwrap();
+    assert_eq!(added.id.as_str(), "2");
+    assert_eq!(fx.scheduler.list().unwrap(), [added]);
+    let on_disk: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fx.crons_json()).unwrap()).unwrap();
+    assert_eq!(on_disk["schedules"][0], bad);
+    assert_eq!(
+        durable_table(&fx.workspace()).unwrap(),
+        "ID  KIND     CRON       TIMEZONE  NEXT RUN (UTC)        PROMPT\n\
+         2   durable  0 9 * * *  UTC       2026-01-01 09:00 UTC  good\n\
+         (1 unreadable record in .agent_tutorial/crons.json skipped)"
+    );
+}
