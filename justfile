@@ -12,6 +12,7 @@ skills := hooks + " -p agent-frontmatter -p agent-skills"
 compaction := skills + " -p agent-compaction"
 memory := compaction + " -p agent-memory"
 prompting := memory + " -p agent-prompting"
+tasks := prompting + " -p agent-tasks"
 
 default:
     @just --list
@@ -68,6 +69,14 @@ ch09 *args:
 ch10 *args:
     @cargo run -q -p agent-tutorial --bin ch10 -- "$@"
 
+# Chapter 12: the persistent task graph in .tasks/.
+ch12 *args:
+    @cargo run -q -p agent-tutorial --bin ch12 -- "$@"
+
+# The workspace's persistent task list (chapter 12 on): `just tasks list`, `just tasks show 3`.
+tasks *args:
+    @cargo run -q -p agent-tutorial -- tasks "$@"
+
 # The given crates' tests, then the acceptance tests of the given modules (offline).
 _test-chapter crates +modules:
     cargo test {{crates}}
@@ -112,6 +121,10 @@ test-ch09:
 # Chapter 10's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch10:
     @just _test-chapter "{{prompting}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
+
+# Chapter 12's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch12:
+    @just _test-chapter "{{tasks}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch12::
 
 # SmolLM2-135M via llama-cpp-python; first run: ~100 MB download and a ~12 minute build.
 # Set up and start a small real model on 127.0.0.1 and print the OPENAI_* settings to use.

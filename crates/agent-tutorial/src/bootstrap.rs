@@ -22,6 +22,7 @@ use agent_policy::{
 };
 use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
 use agent_skills::{LoadSkill, SkillCatalog};
+use agent_tasks::TaskStore;
 use agent_tools::subagent::{self, ChildBuildError, SUBAGENT_MAX_TURNS, TaskTool};
 use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
 use agent_tools::{BashConfig, Workspace, add_bash, add_file_tools};
@@ -183,6 +184,7 @@ fn dynamic_prompt(
     tools: &Arc<ToolRegistry>,
     skills: &SkillCatalog,
     memory: Option<&Arc<MemorySession>>,
+    tasks: Option<&Arc<TaskStore>>,
 ) -> Result<DynamicPromptProvider, BuildError> {
     #[derive(serde::Serialize)]
     struct Context {
@@ -204,6 +206,18 @@ fn dynamic_prompt(
     if let Some(session) = memory {
         let session = session.clone();
         provider = provider.memory(Arc::new(move || session.render_selected()));
+    }
+    if let Some(store) = tasks {
+        // Read from disk before every request: another process (or `agent-tutorial tasks`)
+        // may have changed the list. A store that cannot be read leaves the section out.
+        let store = store.clone();
+        provider = provider.tasks(Arc::new(move || match store.snapshot() {
+            Ok(snapshot) => agent_tasks::render::prompt_block(&snapshot.tasks),
+            Err(err) => {
+                tracing::warn!("tasks: cannot list open tasks for the prompt: {err}");
+                None
+            }
+        }));
     }
     Ok(provider)
 }
@@ -319,6 +333,14 @@ fn build(
             Arc::new(TaskTool::new(move || child.runner())),
         );
     }
+    // Chapter 12: the persistent task list, for the main agent only (a subagent's tools are
+    // its parent's chapter-5 set: it works on one delegated job, not on the backlog).
+    let task_store = profile
+        .has(Capability::TaskGraph)
+        .then(|| Arc::new(TaskStore::open(&workspace)));
+    if let Some(store) = &task_store {
+        tools = agent_tasks::register(tools, store);
+    }
     let tools = Arc::new(tools.build()?);
 
     let memory = profile.has(Capability::Memory).then(|| {
@@ -344,7 +366,14 @@ fn build(
         Arc::new(session.with_selection(selected))
     });
     let prompt: Arc<dyn SystemPromptProvider> = if profile.has(Capability::DynamicPrompt) {
-        let provider = dynamic_prompt(profile, &workspace, &tools, &skills, memory.as_ref())?;
+        let provider = dynamic_prompt(
+            profile,
+            &workspace,
+            &tools,
+            &skills,
+            memory.as_ref(),
+            task_store.as_ref(),
+        )?;
         Arc::new(provider.events(events.clone()))
     } else {
         fixed_system_prompt(profile, &workspace, &skills)

@@ -23,6 +23,8 @@ pub enum Capability {
     Memory,
     DynamicPrompt,
     Recovery,
+    TaskGraph,
+    Background,
 }
 
 impl Capability {
@@ -40,6 +42,8 @@ impl Capability {
             Self::Memory => "memory",
             Self::DynamicPrompt => "dynamic_prompt",
             Self::Recovery => "recovery",
+            Self::TaskGraph => "task_graph",
+            Self::Background => "background",
         }
     }
 }
@@ -97,7 +101,9 @@ const TABLE: &[Profile] = &[
     row(8,  Built,   &[C::Artifacts, C::Compaction], "large-result artifacts and compaction"),
     row(9,  Built,   &[C::Memory],                "file memory, injected as its own message"),
     row(10, Built,   &[C::DynamicPrompt],         "the system prompt assembled at run time"),
-    row(11, Planned, &[C::Recovery],              "recovery: truncation, prompt-too-long, 429/5xx, fallback model"),
+    row(11, Built,   &[C::Recovery],              "recovery: truncation, prompt-too-long, 429/5xx, fallback model"),
+    row(12, Built,   &[C::TaskGraph],             "tasks that outlive the conversation: a persistent DAG in .tasks/"),
+    row(13, Planned, &[C::Background],            "background jobs: bash that runs while the agent keeps talking"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -165,8 +171,8 @@ mod tests {
     #[test]
     fn unknown_and_unbuilt_chapters_are_errors() {
         assert_eq!(Profile::for_chapter(0), Err(ProfileError::Unknown(0)));
-        assert_eq!(Profile::for_chapter(12), Err(ProfileError::Unknown(12)));
-        assert_eq!(Profile::for_chapter(11), Err(ProfileError::NotBuilt(11)));
+        assert_eq!(Profile::for_chapter(14), Err(ProfileError::Unknown(14)));
+        assert_eq!(Profile::for_chapter(13), Err(ProfileError::NotBuilt(13)));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::io;
 use std::path::Path;
 
-use agent_workspace::{FileKind, Inside, Workspace};
+use agent_workspace::{FileKind, FileLock, Inside, Workspace};
 
 /// The most of any one memory file that is read; the store's own bounds are far smaller, so
 /// a file over them still gets the store's exact "too large" message.
@@ -79,9 +79,10 @@ impl Disk<'_> {
         Ok(self.0.sync_folder(&self.inside(dir)?)?)
     }
 
-    /// The lock file, created if missing and never truncated; a symlink there is refused.
-    pub(crate) fn open_lock(&self, path: &Path) -> io::Result<std::fs::File> {
-        Ok(self.0.open_lock(&self.inside(path)?)?)
+    /// The exclusive lock on `path` (created if missing, never truncated; a symlink there is
+    /// refused), held until the guard drops.
+    pub(crate) fn lock(&self, path: &Path) -> io::Result<FileLock> {
+        Ok(self.0.lock_exclusive(&self.inside(path)?)?)
     }
 
     /// The names in `dir` (non-UTF-8 names are skipped: the store never makes them).

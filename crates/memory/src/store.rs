@@ -236,11 +236,7 @@ impl MemoryStore {
             self.dir()?; // re-check: the folder must still resolve inside
         }
         let lock_path = dir.join(LOCK_FILE);
-        let lock = self
-            .disk()
-            .open_lock(&lock_path)
-            .map_err(io_error(&lock_path))?;
-        lock.lock().map_err(io_error(&lock_path))?;
+        let _lock = self.disk().lock(&lock_path).map_err(io_error(&lock_path))?;
         let listed = self.read_index(&dir).ok().map(|(_, entries)| entries);
         let archive = || self.archive_dir().map_err(|e| e.to_string());
         archive::tidy(
@@ -250,9 +246,7 @@ impl MemoryStore {
             &archive,
             MAX_BYTES as u64,
         );
-        let result = f(&dir);
-        let _ = lock.unlock();
-        result
+        f(&dir)
     }
 
     fn read_index(&self, dir: &Path) -> Result<(String, Vec<IndexEntry>), MemoryError> {

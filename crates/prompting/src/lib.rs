@@ -14,7 +14,7 @@ pub mod provider;
 pub mod renderer;
 
 pub use context::{ContextError, PromptContext, stable_json};
-pub use provider::{DynamicPromptProvider, MemoryBlock};
+pub use provider::{DynamicPromptProvider, MemoryBlock, TaskBlock};
 pub use renderer::{
     CheckedInputs, DynamicPromptRenderer, PromptInputs, RenderError, Rendered, ToolNames,
 };

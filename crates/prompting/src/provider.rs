@@ -9,6 +9,12 @@
 //! | workspace | bound at build | never (rebuild) |
 //! | skill catalog | build-time scan | after a rebuild |
 //! | selected memory | the [`MemoryBlock`] source, every render | in the next request |
+//! | open tasks (ch. 12) | the [`TaskBlock`] source, every render | in the next request |
+//!
+//! The `## tasks` section is appended after the renderer's sections, outside its cache: the
+//! tasks change between requests far more often than anything the renderer keys on, and
+//! appending keeps every byte before it — and chapter 10's prompt when there is no open task —
+//! exactly as it was.
 
 use std::sync::Arc;
 
@@ -35,6 +41,22 @@ where
     }
 }
 
+/// Where the `## tasks` section comes from (chapter 12): asked on every render, like
+/// [`MemoryBlock`]; this crate knows nothing of how tasks are stored.
+pub trait TaskBlock: Send + Sync {
+    /// The open tasks, one line each, or `None` when nothing is open (the section is left out).
+    fn open_tasks(&self) -> Option<String>;
+}
+
+impl<F> TaskBlock for F
+where
+    F: Fn() -> Option<String> + Send + Sync,
+{
+    fn open_tasks(&self) -> Option<String> {
+        self()
+    }
+}
+
 pub struct DynamicPromptProvider {
     renderer: Arc<DynamicPromptRenderer>,
     identity: String,
@@ -43,6 +65,7 @@ pub struct DynamicPromptProvider {
     workspace: String,
     skills: Option<String>,
     memory: Option<Arc<dyn MemoryBlock>>,
+    tasks: Option<Arc<dyn TaskBlock>>,
     events: Events,
 }
 
@@ -72,6 +95,7 @@ impl DynamicPromptProvider {
             workspace: workspace.into(),
             skills: None,
             memory: None,
+            tasks: None,
             events: Events::default(),
         }
     }
@@ -85,6 +109,12 @@ impl DynamicPromptProvider {
     /// The source of the selected-memory block the prompt renders.
     pub fn memory(mut self, source: Arc<dyn MemoryBlock>) -> Self {
         self.memory = Some(source);
+        self
+    }
+
+    /// The source of the open-task list the prompt ends with (chapter 12).
+    pub fn tasks(mut self, source: Arc<dyn TaskBlock>) -> Self {
+        self.tasks = Some(source);
         self
     }
 
@@ -116,11 +146,21 @@ impl DynamicPromptProvider {
             .renderer
             .render_checked(&inputs)
             .map_err(|e| PromptError::new("cannot render the system prompt", e))?;
+        let mut text = rendered.text.to_string();
+        let tasks = self.tasks.as_ref().and_then(|t| t.open_tasks());
+        if let Some(tasks) = tasks
+            .as_deref()
+            .map(str::trim_end)
+            .filter(|t| !t.is_empty())
+        {
+            text.push_str("\n\n## tasks\n");
+            text.push_str(tasks);
+        }
         self.events.emit(AgentEvent::PromptAssembled {
-            bytes: rendered.text.len(),
+            bytes: text.len(),
             cache: rendered.cache,
         });
-        Ok(rendered.text.to_string())
+        Ok(text)
     }
 }
 

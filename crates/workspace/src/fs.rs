@@ -59,6 +59,21 @@ pub struct Entry {
     pub kind: FileKind,
 }
 
+/// An exclusive advisory lock taken by [`Workspace::lock_exclusive`]; dropping it unlocks.
+/// The stores that write several processes' shared files (memory, tasks) hold one for each
+/// read-check-write, so no write is lost and no id is handed out twice.
+#[derive(Debug)]
+pub struct FileLock {
+    file: std::fs::File,
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // Closing the file would release it too; unlocking first says so explicitly.
+        let _ = self.file.unlock();
+    }
+}
+
 /// Whether [`Workspace::write_atomic`] may replace a file that exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Existing {
@@ -256,6 +271,17 @@ impl Workspace {
             OpenOptions::new().read(true).write(true).create(true),
             Op::Lock,
         )
+    }
+
+    /// Takes an exclusive advisory lock on the file at `path` (created if missing, never
+    /// truncated; a symlink or anything but a regular file is refused), waiting for whoever
+    /// holds it. The lock is per open file, so two handles in one process exclude each other
+    /// as two processes do. Released when the guard drops.
+    pub fn lock_exclusive(&self, path: &Inside) -> Result<FileLock, PathError> {
+        let file = self.open_lock(path)?;
+        file.lock()
+            .map_err(|source| PathError::io(Op::Lock, path, source))?;
+        Ok(FileLock { file })
     }
 
     pub fn remove_file(&self, path: &Inside) -> Result<(), PathError> {

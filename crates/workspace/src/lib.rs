@@ -21,4 +21,4 @@ pub mod process;
 pub use boundary::{Inside, Workspace};
 pub use capture::Capture;
 pub use error::{FileKind, Op, PathError};
-pub use fs::{Entry, Existing, RegularFile, TEMP_PREFIX};
+pub use fs::{Entry, Existing, FileLock, RegularFile, TEMP_PREFIX};

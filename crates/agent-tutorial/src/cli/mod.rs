@@ -9,6 +9,7 @@ pub mod deps;
 mod memory;
 mod prompt;
 mod run;
+mod tasks;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
@@ -77,6 +78,8 @@ enum Command {
     Chapters,
     /// Inspect and edit the workspace's memory (chapter 9 on).
     Memory(memory::MemoryArgs),
+    /// Show the workspace's persistent task list (chapter 12 on).
+    Tasks(tasks::TasksArgs),
     /// Review the workspace's shell hooks (.agent_tutorial/hooks.json) and trust that exact
     /// file, so chapter 4 on runs them; a changed file needs trusting again.
     Trust(trust::TrustArgs),
@@ -155,6 +158,7 @@ pub fn main() -> ExitCode {
         Command::Run { chapter, args } => profile(chapter).and_then(|p| run::run(p, &args, &env)),
         Command::Prompt(args) => prompt::prompt(&args, &env),
         Command::Memory(args) => memory::memory(&args),
+        Command::Tasks(args) => tasks::tasks(&args),
         Command::Trust(args) => trust::trust(&args),
         Command::Chapters => {
             print!("{}", chapters::table());

@@ -46,6 +46,28 @@ async fn the_memory_block_is_read_from_its_source_before_every_render() {
     );
 }
 
+/// The open tasks (chapter 12) come after memory, read before every render, and their
+/// section is absent when there are none: the prompt is then exactly chapter 10's.
+#[tokio::test]
+async fn the_tasks_section_follows_memory_and_is_absent_without_open_tasks() {
+    let tasks: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let shared = tasks.clone();
+    let provider = provider("Be brief.")
+        .memory(Arc::new(|| {
+            Some("<relevant_memories>\nx\n</relevant_memories>".to_string())
+        }))
+        .tasks(Arc::new(move || shared.lock().unwrap().clone()));
+    let base = "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project\n\n## memory\n<relevant_memories>\nx\n</relevant_memories>";
+    assert_eq!(provider.system_prompt().await.unwrap(), base);
+    *tasks.lock().unwrap() = Some("- #2 [pending] Test the parser (ready)".into());
+    assert_eq!(
+        provider.system_prompt().await.unwrap(),
+        format!("{base}\n\n## tasks\n- #2 [pending] Test the parser (ready)")
+    );
+    *tasks.lock().unwrap() = Some(String::new());
+    assert_eq!(provider.system_prompt().await.unwrap(), base);
+}
+
 /// A tool registered on the live registry after the provider was built is in the next prompt,
 /// and the event says whether the renderer's cache served it.
 #[tokio::test]

@@ -1,0 +1,121 @@
+//! What a task is: the record stored in `.tasks/<id>.json`, its closed set of statuses, and
+//! the ids people and models type (`3` or `"3"`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Bounds checked on every write, so no task file grows past what a read accepts.
+pub const MAX_SUBJECT_CHARS: usize = 200;
+pub const MAX_DESCRIPTION_BYTES: usize = 8_192;
+pub const MAX_BLOCKED_BY: usize = 50;
+pub const MAX_OWNER_CHARS: usize = 100;
+
+/// A task's id: sequential from 1, never reused (the store hands out the next one under its
+/// lock).
+pub type TaskId = u64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    InProgress,
+    Completed,
+    Cancelled,
+}
+
+impl Status {
+    pub const ALL: [Status; 4] = [
+        Self::Pending,
+        Self::InProgress,
+        Self::Completed,
+        Self::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Pending or in progress: still to be done, so it shows in the prompt's `## tasks`.
+    pub fn is_open(self) -> bool {
+        matches!(self, Self::Pending | Self::InProgress)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A status name that is not one of the four.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a status; use pending, in_progress, completed or cancelled")]
+pub struct UnknownStatus(pub String);
+
+impl FromStr for Status {
+    type Err = UnknownStatus;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .ok_or_else(|| UnknownStatus(text.to_string()))
+    }
+}
+
+/// One task, as stored. `blocked_by` names tasks that must be completed before this one can
+/// start; the graph of these edges is kept acyclic by the store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    pub id: TaskId,
+    pub subject: String,
+    pub description: String,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default)]
+    pub blocked_by: Vec<TaskId>,
+    /// Seconds since the Unix epoch, from the store's clock.
+    pub created: u64,
+    pub updated: u64,
+}
+
+/// An id argument that is neither a positive integer nor a string holding one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{value} is not a task id; give the task's number, e.g. 3 or \"3\"")]
+pub struct BadId {
+    pub value: String,
+}
+
+/// Reads an id as a model sends it: `3`, `"3"` or `"#3"`. Anything else (`"../3"`, `3.5`,
+/// `-1`, `0`) is refused, so an id can never name a path.
+pub fn parse_id(value: &Value) -> Result<TaskId, BadId> {
+    let bad = || BadId {
+        value: value.to_string(),
+    };
+    let id = match value {
+        Value::Number(n) => n.as_u64().ok_or_else(bad)?,
+        Value::String(s) => {
+            let digits = s.trim();
+            let digits = digits.strip_prefix('#').unwrap_or(digits);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            digits.parse().map_err(|_| bad())?
+        }
+        _ => return Err(bad()),
+    };
+    if id == 0 {
+        return Err(bad());
+    }
+    Ok(id)
+}

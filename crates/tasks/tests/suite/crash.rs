@@ -1,0 +1,73 @@
+//! A crash between steps leaves the old state or the new one: every change is one atomic
+//! write, a temp file a killed writer left is ignored and then removed, and a damaged task
+//! file is skipped (never fatal) without its id being handed out again.
+
+use serde_json::json;
+
+use super::Fixture;
+
+#[tokio::test]
+async fn a_leftover_temp_file_is_ignored_then_removed_under_the_lock() {
+    let f = Fixture::new();
+    f.call("task_create", json!({"subject": "a", "description": ""}))
+        .await;
+    // What a writer killed after writing half its temp file leaves.
+    let temp = f.path(".tasks/.tmp-agent-4242-0");
+    std::fs::write(&temp, "{\"id\": 2, \"subj").unwrap();
+    assert_eq!(
+        f.call("task_list", json!({})).await,
+        "#1 [pending] a (ready)"
+    );
+    assert!(temp.exists(), "a reader removes nothing");
+    assert_eq!(
+        f.call("task_create", json!({"subject": "b", "description": ""}))
+            .await,
+        "created #2 [pending] b (ready)"
+    );
+    assert!(!temp.exists());
+    let mut names: Vec<String> = std::fs::read_dir(f.path(".tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [".lock", "1.json", "2.json"]);
+}
+
+#[tokio::test]
+async fn a_damaged_task_file_is_skipped_and_its_id_never_reused() {
+    let f = Fixture::new();
+    for subject in ["a", "b"] {
+        f.call(
+            "task_create",
+            json!({"subject": subject, "description": ""}),
+        )
+        .await;
+    }
+    std::fs::write(f.path(".tasks/2.json"), "{\"id\": 2, \"subj").unwrap();
+    assert_eq!(
+        f.call("task_list", json!({})).await,
+        "#1 [pending] a (ready)"
+    );
+    assert_eq!(
+        f.call("task_get", json!({"id": 2})).await,
+        "Error [tool_execution_error]: task 2 cannot be read: not a task record: EOF while parsing a string at line 1 column 15"
+    );
+    assert_eq!(
+        f.call("task_create", json!({"subject": "c", "description": ""}))
+            .await,
+        "created #3 [pending] c (ready)"
+    );
+}
+
+#[tokio::test]
+async fn an_update_rewrites_one_file_whole() {
+    let f = Fixture::new();
+    f.call("task_create", json!({"subject": "a", "description": ""}))
+        .await;
+    f.call("task_update", json!({"id": 1, "status": "cancelled"}))
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(f.path(".tasks/1.json")).unwrap(),
+        "{\n  \"id\": 1,\n  \"subject\": \"a\",\n  \"description\": \"\",\n  \"status\": \"cancelled\",\n  \"blocked_by\": [],\n  \"created\": 1700000000,\n  \"updated\": 1700000000\n}\n"
+    );
+}

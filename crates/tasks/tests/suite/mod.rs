@@ -1,0 +1,57 @@
+mod attacks;
+mod crash;
+mod graph;
+mod ids;
+mod race;
+
+use std::sync::Arc;
+
+use agent_core::{ToolCall, ToolRegistry};
+use agent_tasks::TaskStore;
+use agent_workspace::Workspace;
+use tempfile::TempDir;
+
+/// A fresh workspace, a store with a fixed clock, and the four tools over it.
+pub struct Fixture {
+    pub dir: TempDir,
+    pub store: Arc<TaskStore>,
+    pub registry: ToolRegistry,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        Self::in_dir(dir)
+    }
+
+    pub fn in_dir(dir: TempDir) -> Self {
+        let ws = Workspace::new(dir.path()).unwrap();
+        let store = Arc::new(TaskStore::open(&ws).with_clock(Arc::new(|| 1_700_000_000)));
+        let registry = agent_tasks::register(ToolRegistry::builder(), &store)
+            .build()
+            .unwrap();
+        Self {
+            dir,
+            store,
+            registry,
+        }
+    }
+
+    /// Runs one call the way the loop does and returns the text the model would see.
+    pub async fn call(&self, name: &str, arguments: serde_json::Value) -> String {
+        let call = ToolCall {
+            id: "t1".into(),
+            name: name.into(),
+            arguments: arguments.to_string(),
+        };
+        let result = match self.registry.prepare(&call) {
+            Ok(prepared) => self.registry.execute(&prepared).await,
+            Err(failure) => Err(failure),
+        };
+        result.unwrap_or_else(|failure| failure.to_string())
+    }
+
+    pub fn path(&self, relative: &str) -> std::path::PathBuf {
+        self.dir.path().join(relative)
+    }
+}
