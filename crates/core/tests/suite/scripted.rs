@@ -10,7 +10,7 @@ use super::call;
 fn request(text: &str) -> ModelRequest {
     ModelRequest {
         messages: vec![Arc::new(Message::user(text))],
-        tools: Vec::new(),
+        ..ModelRequest::default()
     }
 }
 
