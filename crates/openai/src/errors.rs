@@ -126,6 +126,24 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_after_date_is_kept_on_an_overloaded_server_error() {
+        let at = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_735_689_613);
+        let reply = RawReply {
+            status: 529,
+            retry_after: Some(RetryAfter::At(at)),
+            body: b"overloaded".to_vec(),
+        };
+        assert_eq!(
+            map_status(&reply, &ApiKey::new("sk-abcdef")),
+            ModelError::Server {
+                status: 529,
+                message: "overloaded".into(),
+                retry_after: Some(RetryAfter::At(at)),
+            }
+        );
+    }
+
+    #[test]
     fn a_retry_after_is_kept_on_a_429() {
         let reply = RawReply {
             status: 429,

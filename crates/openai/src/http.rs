@@ -166,3 +166,31 @@ impl HttpLayer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::SystemTime;
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_an_http_date_and_nothing_else() {
+        let date = SystemTime::UNIX_EPOCH + Duration::from_secs(1_735_689_613);
+        assert_eq!(
+            [
+                " 7 ",
+                "Wed, 01 Jan 2025 00:00:13 GMT",
+                "Wednesday, 01-Jan-25 00:00:13 GMT",
+                "soon",
+                "-3",
+            ]
+            .map(parse_retry_after),
+            [
+                Some(RetryAfter::Seconds(Duration::from_secs(7))),
+                Some(RetryAfter::At(date)),
+                Some(RetryAfter::At(date)),
+                None,
+                None,
+            ]
+        );
+    }
+}
