@@ -21,6 +21,7 @@ use agent_policy::{
     PermissionPipeline, SecretReads, WorkspaceBoundary,
 };
 use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
+use agent_recovery::{Fallback, RecoveringModel, RetryPolicy};
 use agent_skills::{LoadSkill, SkillCatalog};
 use agent_tasks::TaskStore;
 use agent_tools::subagent::{self, ChildBuildError, SUBAGENT_MAX_TURNS, TaskTool};
@@ -57,6 +58,13 @@ pub struct AgentDeps {
     pub artifacts: ArtifactConfig,
     /// Snip, micro and summary settings (chapter 8).
     pub compaction: CompactionConfig,
+    /// Retry parameters (chapter 11).
+    pub retry: RetryPolicy,
+    /// The model asked after repeated overloads (chapter 11); `None`: no switch.
+    pub fallback: Option<Fallback>,
+    /// The completion limit `model` sends by default (`--max-tokens`), so the retry after a
+    /// cut-off reply asks for more than that (chapter 11).
+    pub max_tokens: Option<u32>,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -85,6 +93,9 @@ impl AgentDeps {
             hooks: HookRegistry::new(),
             artifacts: ArtifactConfig::default(),
             compaction: CompactionConfig::default(),
+            retry: RetryPolicy::default(),
+            fallback: None,
+            max_tokens: None,
         }
     }
 }
@@ -288,11 +299,26 @@ pub fn build_preview_agent(
     build(profile, deps, StartSelection::KeywordsFor(prompt))
 }
 
+/// Chapter 11: every model call of the agent (the loop's, memory's, compaction's, a
+/// subagent's) goes through the recovering model. "Prompt too long" stays the loop's: its
+/// overflow processor (chapter 8's group-preserving snip) compacts once and retries once.
+fn recovering(deps: &AgentDeps) -> Arc<dyn ModelClient> {
+    let mut model = RecoveringModel::new(deps.model.clone(), deps.retry, deps.events.clone())
+        .configured_max_tokens(deps.max_tokens);
+    if let Some(fallback) = &deps.fallback {
+        model = model.fallback(fallback.clone());
+    }
+    Arc::new(model)
+}
+
 fn build(
     profile: Profile,
-    deps: AgentDeps,
+    mut deps: AgentDeps,
     start: StartSelection<'_>,
 ) -> Result<Agent, BuildError> {
+    if profile.has(Capability::Recovery) {
+        deps.model = recovering(&deps);
+    }
     let workspace = deps.workspace.clone();
     let events = Events::new(deps.events.clone());
     let gate: Arc<dyn PermissionGate> = if profile.has(Capability::Policy) {

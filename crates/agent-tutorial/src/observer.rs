@@ -212,6 +212,8 @@ impl EventSink for CliObserver {
             AgentEvent::MemoryFailed { message } => {
                 format!("[memory] error: {}", escape_controls(message))
             }
+            // The model's name comes from configuration and a call's from the model: escaped.
+            AgentEvent::Recovery(action) => escape_controls(&action.to_string()),
             _ => return,
         };
         let _ = writeln!(std::io::stderr(), "{line}");

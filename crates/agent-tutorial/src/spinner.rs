@@ -96,7 +96,7 @@ mod tests {
         let spinning = Spinning::new(inner.clone());
         let request = ModelRequest {
             messages: vec![Arc::new(agent_core::Message::user("hi"))],
-            tools: Vec::new(),
+            ..ModelRequest::default()
         };
         let reply = spinning.complete(&request).await.unwrap();
         assert_eq!(reply, ModelReply::text("hello"));

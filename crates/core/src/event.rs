@@ -70,6 +70,86 @@ pub enum AgentEvent {
     MemoryFailed {
         message: String,
     },
+    /// Chapter 11 recovered (or is recovering) from a failed or cut-off model call.
+    Recovery(RecoveryAction),
+}
+
+/// One thing chapter 11's recovery did about a model call. Its `Display` is the one line the
+/// CLI prints and the message of the matching tracing event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecoveryAction {
+    /// A transient failure; the same request goes again after `wait`.
+    Retrying {
+        wait: std::time::Duration,
+        cause: RetryCause,
+        /// The attempt about to be made (the first one is 1).
+        attempt: u32,
+        max_attempts: u32,
+    },
+    /// Overloaded answers in a row: from the next request on, the fallback model is asked.
+    FallbackModel { model: String, after: u32 },
+    /// The reply hit the completion limit: asked again once with a larger one.
+    LargerLimit { max_tokens: u32 },
+    /// The reply is still cut off: the model is asked to go on (`part` of `max_parts`).
+    Continuing { part: u32, max_parts: u32 },
+    /// A tool call whose arguments were cut off was dropped, never run.
+    DroppedToolCall { id: String, name: String },
+    /// The server said the prompt is too long: the loop compacts the history once and retries.
+    PromptTooLong,
+}
+
+/// Why a request is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryCause {
+    /// The HTTP status of the failed answer (429, 5xx).
+    Status(u16),
+    /// No complete answer: the connection failed or the request timed out.
+    Transport,
+}
+
+impl std::fmt::Display for RetryCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Status(status) => write!(f, "{status}"),
+            Self::Transport => f.write_str("connection error or timeout"),
+        }
+    }
+}
+
+impl std::fmt::Display for RecoveryAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Retrying {
+                wait,
+                cause,
+                attempt,
+                max_attempts,
+            } => write!(
+                f,
+                "retrying in {:.1} s ({cause}, attempt {attempt} of {max_attempts})",
+                wait.as_secs_f64()
+            ),
+            Self::FallbackModel { model, after } => write!(
+                f,
+                "switching to the fallback model {model} after {after} overloaded answers"
+            ),
+            Self::LargerLimit { max_tokens } => write!(
+                f,
+                "reply cut off at the length limit: retrying with max_tokens {max_tokens}"
+            ),
+            Self::Continuing { part, max_parts } => write!(
+                f,
+                "continuing the cut-off reply (part {part} of {max_parts})"
+            ),
+            Self::DroppedToolCall { id, name } => write!(
+                f,
+                "dropped the cut-off tool call {name} ({id}): its arguments are incomplete, it was not run"
+            ),
+            Self::PromptTooLong => f.write_str(
+                "the prompt is too long for the model: compacting the history once and retrying",
+            ),
+        }
+    }
 }
 
 /// One step of the plan, as the model wrote it.

@@ -31,10 +31,10 @@ pub mod verdict;
 pub use error::error_chain;
 pub use event::{
     AgentEvent, CacheUse, CollectingSink, CompactionKind, EventSink, Events, NoEvents, PlanStep,
-    StepStatus,
+    RecoveryAction, RetryCause, StepStatus,
 };
 pub use message::{Message, ToolCall};
-pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, Usage};
+pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
 pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};

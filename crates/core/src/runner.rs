@@ -257,12 +257,13 @@ impl AgentRunner {
             messages.push(Arc::new(Message::system(FINAL_ANSWER_NOTE)));
             return Ok(ModelRequest {
                 messages,
-                tools: Vec::new(),
+                ..ModelRequest::default()
             });
         }
         Ok(ModelRequest {
             messages,
             tools: self.tools.specs(),
+            max_tokens: None,
         })
     }
 

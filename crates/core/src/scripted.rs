@@ -15,7 +15,8 @@
 //! compact text), a string (sent verbatim, so a script can reproduce a model emitting malformed
 //! JSON) or left out (`{}`). An element `{"error": {"status": 429, "message": "..."}}` makes
 //! that request fail with the [`ModelError`] the status maps to (401/403 auth, 413 prompt too
-//! long, 429 rate limited, 5xx server, any other status http). An element may carry
+//! long, 429 rate limited, 5xx server, any other status http); `"retry_after": 2` adds the
+//! server's `Retry-After` in seconds to a 429 or 5xx. An element may carry
 //! `"finish_reason"` (`"stop"`, `"length"`, …) as a server would report it.
 //!
 //! Every model request takes the next element, whoever sends it: memory selection, extraction
@@ -31,7 +32,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::message::ToolCall;
-use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
+use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter};
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
@@ -85,6 +86,9 @@ struct FileError {
     status: u16,
     #[serde(default)]
     message: String,
+    /// `Retry-After` in seconds, as a server would send it with a 429 or a 5xx.
+    #[serde(default)]
+    retry_after: Option<u64>,
 }
 
 impl FileStep {
@@ -92,6 +96,9 @@ impl FileStep {
     fn into_step(self, element: usize) -> ScriptStep {
         if let Some(error) = self.error {
             let message = error.message;
+            let retry_after = error
+                .retry_after
+                .map(|secs| RetryAfter::Seconds(std::time::Duration::from_secs(secs)));
             return ScriptStep::Fail(match error.status {
                 401 | 403 => ModelError::Auth {
                     status: error.status,
@@ -99,10 +106,14 @@ impl FileStep {
                 },
                 429 => ModelError::RateLimited {
                     message,
-                    retry_after: None,
+                    retry_after,
                 },
                 413 => ModelError::PromptTooLong { message },
-                s if s >= 500 => ModelError::Server { status: s, message },
+                s if s >= 500 => ModelError::Server {
+                    status: s,
+                    message,
+                    retry_after,
+                },
                 s => ModelError::Http { status: s, message },
             });
         }

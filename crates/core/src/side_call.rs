@@ -46,7 +46,7 @@ pub fn request(system: &str, input: String) -> ModelRequest {
             Arc::new(Message::system(system.trim())),
             Arc::new(Message::user(input)),
         ],
-        tools: Vec::new(),
+        ..ModelRequest::default()
     }
 }
 

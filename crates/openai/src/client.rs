@@ -86,7 +86,8 @@ pub fn to_chat_request(
     // OpenAI-compatible server knows (llama.cpp's and llama-cpp-python's ignore the newer one).
     #[allow(deprecated)]
     {
-        body.max_tokens = sampling.max_tokens;
+        // A per-request limit (chapter 11's retry after a cut-off reply) wins.
+        body.max_tokens = request.max_tokens.or(sampling.max_tokens);
     }
     if !request.tools.is_empty() {
         body.tools = Some(

@@ -7,6 +7,8 @@ use std::path::Path;
 pub const BASE_URL_VAR: &str = "OPENAI_BASE_URL";
 pub const API_KEY_VAR: &str = "OPENAI_API_KEY";
 pub const MODEL_VAR: &str = "OPENAI_MODEL";
+/// The model asked after repeated overloaded answers (chapter 11 on).
+pub const FALLBACK_MODEL_VAR: &str = "OPENAI_FALLBACK_MODEL";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// The API key. It has no `Display` and its `Debug` is redacted, so it cannot end up in a log
@@ -45,6 +47,9 @@ pub struct OpenAiConfig {
     pub base_url: String,
     pub api_key: ApiKey,
     pub model: String,
+    /// The model to switch to when the main one is overloaded (chapter 11 on); `None` when
+    /// the caller did not ask for one.
+    pub fallback_model: Option<String>,
     /// Sampling settings; `None` fields leave the server's defaults.
     pub sampling: Sampling,
     pub request_timeout: std::time::Duration,
@@ -70,6 +75,19 @@ pub struct ConfigOverrides {
     pub model: Option<String>,
     pub sampling: Sampling,
     pub request_timeout: Option<std::time::Duration>,
+    /// `--fallback-model`: wins over `OPENAI_FALLBACK_MODEL`.
+    pub fallback_model: Option<String>,
+    /// Whether a fallback model must be configured.
+    pub fallback: FallbackNeed,
+}
+
+/// Whether the caller needs a fallback model: chapter 11 on switches to it after overloaded
+/// answers, so there it is required like the main model; earlier chapters never read it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FallbackNeed {
+    #[default]
+    NotUsed,
+    Required,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -205,6 +223,19 @@ pub fn resolve(
     if model.is_none() {
         missing.push(MODEL_VAR);
     }
+    let fallback_model = match overrides.fallback {
+        FallbackNeed::NotUsed => None,
+        FallbackNeed::Required => {
+            let found = lookup(overrides.fallback_model.as_ref(), FALLBACK_MODEL_VAR);
+            if found.is_none() {
+                missing.push(FALLBACK_MODEL_VAR);
+            }
+            found.map(|(v, _)| v)
+        }
+    };
+    if !missing.is_empty() {
+        return Err(ConfigError::Missing { missing });
+    }
     match (api_key, model) {
         (Some(key), Some(model)) => Ok(OpenAiConfig {
             base_url: base_url
@@ -213,6 +244,7 @@ pub fn resolve(
                 .to_string(),
             api_key: ApiKey::new(key),
             model,
+            fallback_model,
             sampling: overrides.sampling,
             request_timeout: overrides.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT),
         }),
@@ -253,6 +285,7 @@ mod tests {
                 base_url: "http://flag/v1".into(),
                 api_key: ApiKey::new("file-key"),
                 model: "env-model".into(),
+                fallback_model: None,
                 sampling: Sampling::default(),
                 request_timeout: DEFAULT_REQUEST_TIMEOUT,
             }
@@ -282,6 +315,33 @@ mod tests {
             )
         );
         assert!(text.contains("`just local-model`"));
+    }
+
+    #[test]
+    fn a_required_fallback_model_is_listed_with_the_other_missing_settings() {
+        let required = ConfigOverrides {
+            fallback: FallbackNeed::Required,
+            ..ConfigOverrides::default()
+        };
+        let err = resolve(&required, env_of(&[(API_KEY_VAR, "k")]), None).unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::Missing {
+                missing: vec![MODEL_VAR, FALLBACK_MODEL_VAR]
+            }
+        );
+        let env = env_of(&[
+            (API_KEY_VAR, "k"),
+            (MODEL_VAR, "m"),
+            (FALLBACK_MODEL_VAR, "small"),
+        ]);
+        let found = [
+            resolve(&required, &env, None).unwrap().fallback_model,
+            resolve(&ConfigOverrides::default(), &env, None)
+                .unwrap()
+                .fallback_model,
+        ];
+        assert_eq!(found, [Some("small".to_string()), None]);
     }
 
     #[test]

@@ -71,7 +71,11 @@ pub(crate) fn map_status(reply: &RawReply, key: &ApiKey) -> ModelError {
         400 if looks_like_context_overflow(code.as_deref(), &message) => {
             ModelError::PromptTooLong { message }
         }
-        s if s >= 500 => ModelError::Server { status, message },
+        s if s >= 500 => ModelError::Server {
+            status,
+            message,
+            retry_after: reply.retry_after,
+        },
         _ => ModelError::Http { status, message },
     }
 }
@@ -106,6 +110,7 @@ pub(crate) fn unparsable(error: &serde_json::Error, body: &[u8], key: &ApiKey) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_core::RetryAfter;
 
     #[test]
     fn long_server_text_is_redacted_then_cut() {
@@ -121,17 +126,35 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_after_date_is_kept_on_an_overloaded_server_error() {
+        let at = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_735_689_613);
+        let reply = RawReply {
+            status: 529,
+            retry_after: Some(RetryAfter::At(at)),
+            body: b"overloaded".to_vec(),
+        };
+        assert_eq!(
+            map_status(&reply, &ApiKey::new("sk-abcdef")),
+            ModelError::Server {
+                status: 529,
+                message: "overloaded".into(),
+                retry_after: Some(RetryAfter::At(at)),
+            }
+        );
+    }
+
+    #[test]
     fn a_retry_after_is_kept_on_a_429() {
         let reply = RawReply {
             status: 429,
-            retry_after: Some(std::time::Duration::from_secs(3600)),
+            retry_after: Some(RetryAfter::Seconds(std::time::Duration::from_secs(3600))),
             body: br#"{"error":{"message":"slow down","code":"rate_limit_exceeded"}}"#.to_vec(),
         };
         assert_eq!(
             map_status(&reply, &ApiKey::new("sk-abcdef")),
             ModelError::RateLimited {
                 message: "slow down".into(),
-                retry_after: Some(std::time::Duration::from_secs(3600)),
+                retry_after: Some(RetryAfter::Seconds(std::time::Duration::from_secs(3600))),
             }
         );
     }

@@ -9,6 +9,8 @@
 
 use std::time::Duration;
 
+use agent_core::RetryAfter;
+
 use crate::config::ApiKey;
 
 /// The largest reply body read by default. A chat completion is kilobytes; a server sending
@@ -35,8 +37,8 @@ pub enum HttpError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawReply {
     pub status: u16,
-    /// `Retry-After` in seconds, when the server sent one in that form.
-    pub retry_after: Option<Duration>,
+    /// `Retry-After`, in seconds or as an HTTP date, when the server sent a readable one.
+    pub retry_after: Option<RetryAfter>,
     pub body: Vec<u8>,
 }
 
@@ -68,6 +70,16 @@ fn install_crypto_provider() {
     INSTALL.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
+}
+
+/// `Retry-After` is either delta-seconds or an HTTP date (RFC 9110 §10.2.3); anything else is
+/// ignored, as if the server had not sent it.
+pub fn parse_retry_after(value: &str) -> Option<RetryAfter> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(RetryAfter::Seconds(Duration::from_secs(secs)));
+    }
+    httpdate::parse_http_date(value).ok().map(RetryAfter::At)
 }
 
 impl HttpLayer {
@@ -122,8 +134,7 @@ impl HttpLayer {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+            .and_then(parse_retry_after);
         let limit = self.max_reply_bytes;
         // A declared length over the limit fails before any byte is read.
         if response
@@ -153,5 +164,33 @@ impl HttpLayer {
         HttpError::Transport {
             message: self.key.redact(&message),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::SystemTime;
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_an_http_date_and_nothing_else() {
+        let date = SystemTime::UNIX_EPOCH + Duration::from_secs(1_735_689_613);
+        assert_eq!(
+            [
+                " 7 ",
+                "Wed, 01 Jan 2025 00:00:13 GMT",
+                "Wednesday, 01-Jan-25 00:00:13 GMT",
+                "soon",
+                "-3",
+            ]
+            .map(parse_retry_after),
+            [
+                Some(RetryAfter::Seconds(Duration::from_secs(7))),
+                Some(RetryAfter::At(date)),
+                Some(RetryAfter::At(date)),
+                None,
+                None,
+            ]
+        );
     }
 }

@@ -8,6 +8,8 @@ mod errors;
 pub mod http;
 
 pub use client::{OpenAiModel, to_chat_request};
-pub use config::{ApiKey, ConfigError, ConfigOverrides, OpenAiConfig, Sampling, resolve};
+pub use config::{
+    ApiKey, ConfigError, ConfigOverrides, FallbackNeed, OpenAiConfig, Sampling, resolve,
+};
 pub use env::ModelEnv;
-pub use http::{DEFAULT_MAX_REPLY_BYTES, HttpError};
+pub use http::{DEFAULT_MAX_REPLY_BYTES, HttpError, parse_retry_after};

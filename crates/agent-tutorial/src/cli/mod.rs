@@ -104,7 +104,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub temperature: Option<f32>,
     /// Seconds one model request may take in all (connecting, sending, reading the whole
-    /// reply) before it fails with a timeout. A request is never retried.
+    /// reply) before it fails with a timeout. Before chapter 11 a request is never retried.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub request_timeout: u64,
     /// At most this many tokens per reply (sent as `max_tokens`).
@@ -130,6 +130,21 @@ pub struct RunArgs {
     /// At most this many model requests per turn.
     #[arg(long, default_value_t = agent_core::runner::DEFAULT_MAX_TURNS)]
     pub max_turns: usize,
+    /// Chapter 11 on: attempts per model request, the first one included.
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
+    pub retry_attempts: u32,
+    /// Chapter 11 on: seconds all attempts of one model request may take; a wait that would
+    /// end later gives up with an error.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub retry_deadline: u64,
+    /// Chapter 11 on: milliseconds of the first wait before a retry (doubled each time, at
+    /// most 32 s, plus up to 25 % jitter); a server's Retry-After wins.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub retry_base_ms: u64,
+    /// Chapter 11 on: the model asked after 3 overloaded answers in a row (overrides
+    /// OPENAI_FALLBACK_MODEL).
+    #[arg(long, value_name = "MODEL")]
+    pub fallback_model: Option<String>,
     /// Run the workspace's shell hooks (chapter 4 on) without the trust recorded by
     /// `agent-tutorial trust` (for CI, or a repository you wrote). Off by default.
     #[arg(long)]

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use agent_core::{ModelClient, ScriptedModel};
 
 use crate::{Capability, Profile};
-use agent_openai::{ConfigOverrides, ModelEnv, OpenAiModel};
+use agent_openai::{ConfigOverrides, FallbackNeed, ModelEnv, OpenAiModel};
+use agent_recovery::{Fallback, RetryPolicy};
 
 use super::deps::{JsonlAudit, load_shell_hooks};
 use super::trust::HookTrust;
@@ -17,18 +18,41 @@ use crate::observer::CliObserver;
 /// The model a run talks to: a script (offline) or a real server.
 enum ModelChoice {
     Scripted(Arc<ScriptedModel>),
-    Real(Arc<OpenAiModel>),
+    /// The fallback model is built from chapter 11 on only.
+    Real {
+        model: Arc<OpenAiModel>,
+        fallback: Option<Arc<OpenAiModel>>,
+    },
+}
+
+/// Only a real server makes anyone wait: a script answers at once.
+fn with_spinner(model: &Arc<OpenAiModel>) -> Arc<dyn ModelClient> {
+    if crate::spinner::wanted() {
+        Arc::new(crate::spinner::Spinning::new(model.clone()))
+    } else {
+        model.clone()
+    }
 }
 
 impl ModelChoice {
     fn client(&self) -> Arc<dyn ModelClient> {
         match self {
             Self::Scripted(model) => model.clone(),
-            // Only a real server makes anyone wait: a script answers at once.
-            Self::Real(model) if crate::spinner::wanted() => {
-                Arc::new(crate::spinner::Spinning::new(model.clone()))
-            }
-            Self::Real(model) => model.clone(),
+            Self::Real { model, .. } => with_spinner(model),
+        }
+    }
+
+    /// A script has no second model to switch to.
+    fn fallback(&self) -> Option<Fallback> {
+        match self {
+            Self::Real {
+                fallback: Some(model),
+                ..
+            } => Some(Fallback {
+                client: with_spinner(model),
+                name: model.model().to_string(),
+            }),
+            _ => None,
         }
     }
 
@@ -36,12 +60,22 @@ impl ModelChoice {
     fn finish(&self) -> CliResult {
         match self {
             Self::Scripted(model) => model.finish().map_err(CliError::runtime),
-            Self::Real(_) => Ok(()),
+            Self::Real { .. } => Ok(()),
         }
     }
 }
 
-fn choose_model(args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
+/// The retry parameters the flags set; the rest are the policy's defaults.
+fn retry_policy(args: &RunArgs) -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: args.retry_attempts,
+        deadline: std::time::Duration::from_secs(args.retry_deadline),
+        base: std::time::Duration::from_millis(args.retry_base_ms),
+        ..RetryPolicy::default()
+    }
+}
+
+fn choose_model(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
     if let Some(script) = &args.script {
         // The message already names the cause; as a chain, `{:#}` would print it twice.
         let model = ScriptedModel::from_file(script)
@@ -56,20 +90,44 @@ fn choose_model(args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
             max_tokens: args.max_tokens,
         },
         request_timeout: Some(std::time::Duration::from_secs(args.request_timeout)),
+        fallback_model: args.fallback_model.clone(),
+        fallback: if profile.has(Capability::Recovery) {
+            FallbackNeed::Required
+        } else {
+            FallbackNeed::NotUsed
+        },
     };
     let dotenv = std::env::current_dir().ok().map(|d| d.join(".env"));
     let config = agent_openai::resolve(&overrides, |k| env.get(k), dotenv.as_deref())
         .map_err(CliError::usage)?;
     tracing::info!(base_url = %config.base_url, model = %config.model, "model configuration");
     let model = OpenAiModel::new(&config).map_err(CliError::usage)?;
-    Ok(ModelChoice::Real(Arc::new(model)))
+    let fallback = match &config.fallback_model {
+        Some(name) => {
+            let config = agent_openai::OpenAiConfig {
+                model: name.clone(),
+                ..config.clone()
+            };
+            Some(Arc::new(
+                OpenAiModel::new(&config).map_err(CliError::usage)?,
+            ))
+        }
+        None => None,
+    };
+    Ok(ModelChoice::Real {
+        model: Arc::new(model),
+        fallback,
+    })
 }
 
 /// `env` holds the `OPENAI_*` variables taken out of the process environment at start-up.
 pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
-    let model = choose_model(args, env)?;
+    let model = choose_model(profile, args, env)?;
     let mut deps = AgentDeps::new(model.client(), workspace.clone());
+    deps.retry = retry_policy(args);
+    deps.fallback = model.fallback();
+    deps.max_tokens = args.max_tokens;
     let observer = CliObserver::new(args.record.as_deref()).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
         CliError::usage(anyhow::anyhow!(

@@ -10,7 +10,7 @@ use super::call;
 fn request(text: &str) -> ModelRequest {
     ModelRequest {
         messages: vec![Arc::new(Message::user(text))],
-        tools: Vec::new(),
+        ..ModelRequest::default()
     }
 }
 
@@ -125,5 +125,43 @@ async fn a_call_without_an_id_gets_one_from_its_place_in_the_script() {
     assert_eq!(
         ids(model.complete(&request("c")).await.unwrap()),
         vec![("call_3_1".into(), "c".into(), r#"{"k":1}"#.into())]
+    );
+}
+
+#[tokio::test]
+async fn a_scripted_error_can_carry_retry_after_seconds() {
+    let script = r#"[
+        {"error": {"status": 429, "message": "slow down", "retry_after": 2}},
+        {"error": {"status": 503, "message": "busy", "retry_after": 5}},
+        {"error": {"status": 500, "message": "boom"}}
+    ]"#;
+    let model = ScriptedModel::from_json(script, "inline").unwrap();
+    let mut errors = Vec::new();
+    for _ in 0..3 {
+        errors.push(model.complete(&request("a")).await.unwrap_err());
+    }
+    let secs = |s| {
+        Some(agent_core::RetryAfter::Seconds(
+            std::time::Duration::from_secs(s),
+        ))
+    };
+    assert_eq!(
+        errors,
+        [
+            ModelError::RateLimited {
+                message: "slow down".into(),
+                retry_after: secs(2),
+            },
+            ModelError::Server {
+                status: 503,
+                message: "busy".into(),
+                retry_after: secs(5),
+            },
+            ModelError::Server {
+                status: 500,
+                message: "boom".into(),
+                retry_after: None,
+            },
+        ]
     );
 }

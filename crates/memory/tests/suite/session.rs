@@ -69,6 +69,7 @@ async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
             ScriptStep::Fail(ModelError::Server {
                 status: 500,
                 message: "down".into(),
+                retry_after: None,
             }),
             "selector failed, used keyword fallback: the model server failed (HTTP 500): down",
         ),

@@ -18,6 +18,7 @@ fn config(server: &MockServer) -> OpenAiConfig {
         base_url: format!("{}/v1", server.uri()),
         api_key: ApiKey::new(KEY),
         model: "test-model".into(),
+        fallback_model: None,
         sampling: Sampling {
             temperature: Some(0.0),
             max_tokens: Some(64),
@@ -223,6 +224,7 @@ async fn http_errors_map_to_typed_errors_without_the_key() {
             ModelError::Server {
                 status: 500,
                 message: r#"{"error":"boom"}"#.into(),
+                retry_after: None,
             },
         ),
         (
@@ -266,6 +268,7 @@ async fn an_unreachable_server_is_a_transport_error() {
         base_url: format!("http://127.0.0.1:{port}/v1"),
         api_key: ApiKey::new(KEY),
         model: "m".into(),
+        fallback_model: None,
         sampling: Sampling::default(),
         request_timeout: std::time::Duration::from_secs(5),
     })
@@ -298,6 +301,6 @@ async fn a_server_that_never_answers_is_a_timeout_not_a_hang() {
 fn hi() -> ModelRequest {
     ModelRequest {
         messages: vec![Message::user("hi").into()],
-        tools: vec![],
+        ..ModelRequest::default()
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agent_core::{Message, ModelClient, ModelError, ModelRequest};
+use agent_core::{Message, ModelClient, ModelError, ModelRequest, RetryAfter};
 use agent_openai::{ApiKey, OpenAiConfig, OpenAiModel, Sampling};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wiremock::matchers::method;
@@ -15,6 +15,7 @@ fn model_at(base_url: String, timeout: Duration) -> OpenAiModel {
         base_url,
         api_key: ApiKey::new(KEY),
         model: "m".into(),
+        fallback_model: None,
         sampling: Sampling::default(),
         request_timeout: timeout,
     })
@@ -24,7 +25,7 @@ fn model_at(base_url: String, timeout: Duration) -> OpenAiModel {
 fn hi() -> ModelRequest {
     ModelRequest {
         messages: vec![Message::user("hi").into()],
-        tools: vec![],
+        ..ModelRequest::default()
     }
 }
 
@@ -53,7 +54,7 @@ async fn a_429_with_retry_after_fails_at_once_after_one_request() {
         err,
         ModelError::RateLimited {
             message: "Rate limit reached".into(),
-            retry_after: Some(Duration::from_secs(3600)),
+            retry_after: Some(RetryAfter::Seconds(Duration::from_secs(3600))),
         }
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
@@ -72,7 +73,8 @@ async fn a_500_is_not_retried_either() {
         err,
         ModelError::Server {
             status: 503,
-            message: "overloaded".into()
+            message: "overloaded".into(),
+            retry_after: None,
         }
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
@@ -223,6 +225,7 @@ async fn a_server_echoing_the_key_never_gets_it_into_an_error() {
         500 => ModelError::Server {
             status,
             message: r#"{"error":{"code":null,"message":"you sent Bearer [redacted]"}}"#.into(),
+            retry_after: None,
         },
         _ => ModelError::InvalidResponse {
             message: "not a chat completion (expected ident at line 1 column 2); the body was: \

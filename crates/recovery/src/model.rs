@@ -1,0 +1,267 @@
+//! [`RecoveringModel`]: retries, the fallback model, and (with [`crate::truncation`]) cut-off
+//! replies, around any [`ModelClient`].
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use agent_core::{
+    AgentEvent, EventSink, ModelClient, ModelError, ModelReply, ModelRequest, RecoveryAction,
+    RetryAfter, RetryCause, RetryLimit,
+};
+use async_trait::async_trait;
+
+use crate::clock::{Clock, TokioClock};
+use crate::policy::{Decision, Jitter, RetryPolicy};
+
+/// The model asked once the main one is overloaded, and its name for the user.
+#[derive(Clone)]
+pub struct Fallback {
+    pub client: Arc<dyn ModelClient>,
+    pub name: String,
+}
+
+impl std::fmt::Debug for Fallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fallback")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Overloaded answers in a row, across requests.
+    overloads: u32,
+    /// Switched for the rest of the session: the main model was overloaded just now, and
+    /// going back and forth would only meet it overloaded again.
+    on_fallback: bool,
+    /// The last answer was "prompt too long": the next one is the loop's single retry.
+    overflowed: bool,
+}
+
+/// A [`ModelClient`] that recovers from what is normal on a network: rate limits, overloads,
+/// dropped connections, replies cut off at the completion limit.
+pub struct RecoveringModel {
+    primary: Arc<dyn ModelClient>,
+    fallback: Option<Fallback>,
+    pub(crate) policy: RetryPolicy,
+    events: Arc<dyn EventSink>,
+    clock: Arc<dyn Clock>,
+    jitter: Mutex<Jitter>,
+    state: Mutex<State>,
+    /// The completion limit the wrapped client sends by default, when the caller knows it.
+    pub(crate) configured_max_tokens: Option<u32>,
+}
+
+impl std::fmt::Debug for RecoveringModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecoveringModel")
+            .field("fallback", &self.fallback)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a failure is worth another attempt, or `None` when it is not (other 4xx, a reply we
+/// cannot use, "prompt too long", which the loop handles).
+pub fn transient(error: &ModelError) -> Option<RetryCause> {
+    match error {
+        ModelError::RateLimited { .. } => Some(RetryCause::Status(429)),
+        ModelError::Server { status, .. } if matches!(status, 500 | 502 | 503 | 504 | 529) => {
+            Some(RetryCause::Status(*status))
+        }
+        ModelError::Transport { .. } => Some(RetryCause::Transport),
+        _ => None,
+    }
+}
+
+/// An overloaded server (503, 529): counted towards the switch to the fallback model.
+fn overloaded(error: &ModelError) -> bool {
+    matches!(
+        error,
+        ModelError::Server {
+            status: 503 | 529,
+            ..
+        }
+    )
+}
+
+fn retry_after(error: &ModelError) -> Option<RetryAfter> {
+    match error {
+        ModelError::RateLimited { retry_after, .. } | ModelError::Server { retry_after, .. } => {
+            *retry_after
+        }
+        _ => None,
+    }
+}
+
+impl RecoveringModel {
+    /// Wraps `primary`; no fallback model, tokio's clock, jitter seeded from the clock.
+    pub fn new(
+        primary: Arc<dyn ModelClient>,
+        policy: RetryPolicy,
+        events: Arc<dyn EventSink>,
+    ) -> Self {
+        Self {
+            primary,
+            fallback: None,
+            policy,
+            events,
+            clock: Arc::new(TokioClock::new()),
+            jitter: Mutex::new(Jitter::from_clock()),
+            state: Mutex::new(State::default()),
+            configured_max_tokens: None,
+        }
+    }
+
+    /// The model to switch to after [`RetryPolicy::fallback_after`] overloaded answers.
+    pub fn fallback(mut self, fallback: Fallback) -> Self {
+        self.fallback = Some(fallback);
+        self
+    }
+
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = Mutex::new(jitter);
+        self
+    }
+
+    /// The completion limit the wrapped client sends (`--max-tokens`): the retry after a
+    /// cut-off reply asks for at least twice as much.
+    pub fn configured_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
+        self.configured_max_tokens = max_tokens;
+        self
+    }
+
+    /// Tells the user (the event, printed by the CLI) and the log.
+    pub(crate) fn emit(&self, action: RecoveryAction) {
+        tracing::info!(target: "agent_recovery", "{action}");
+        self.events.emit(&AgentEvent::Recovery(action));
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn current(&self) -> &Arc<dyn ModelClient> {
+        match &self.fallback {
+            Some(fallback) if self.state().on_fallback => &fallback.client,
+            _ => &self.primary,
+        }
+    }
+
+    /// Counts an overloaded answer; true when this one switches to the fallback model.
+    fn count_overload(&self, error: &ModelError) -> bool {
+        let mut state = self.state();
+        if !overloaded(error) {
+            state.overloads = 0;
+            return false;
+        }
+        state.overloads += 1;
+        let switch = self.fallback.is_some()
+            && !state.on_fallback
+            && state.overloads >= self.policy.fallback_after;
+        if switch {
+            state.on_fallback = true;
+            state.overloads = 0;
+        }
+        switch
+    }
+
+    /// One request, sent again after each transient failure until it succeeds or a bound of
+    /// the policy is reached.
+    pub(crate) async fn with_retries(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<ModelReply, ModelError> {
+        let start = self.clock.elapsed();
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            let error = match self.current().complete(request).await {
+                Ok(reply) => {
+                    let mut state = self.state();
+                    state.overloads = 0;
+                    state.overflowed = false;
+                    return Ok(reply);
+                }
+                Err(error) => error,
+            };
+            if let ModelError::PromptTooLong { .. } = error {
+                let retry_failed = std::mem::replace(&mut self.state().overflowed, true);
+                // The second one in a row is the loop's retry failing: its error says it all.
+                if !retry_failed {
+                    self.emit(RecoveryAction::PromptTooLong);
+                }
+                return Err(error);
+            }
+            self.state().overflowed = false;
+            let Some(cause) = transient(&error) else {
+                return Err(error);
+            };
+            let elapsed = self.clock.elapsed().saturating_sub(start);
+            let give_up = |limit| ModelError::GaveUp {
+                attempts: attempt,
+                elapsed,
+                limit,
+                last: Box::new(error.clone()),
+            };
+            if self.count_overload(&error) {
+                if attempt >= self.policy.max_attempts {
+                    return Err(give_up(RetryLimit::Attempts {
+                        max: self.policy.max_attempts,
+                    }));
+                }
+                let model = self
+                    .fallback
+                    .as_ref()
+                    .map(|f| f.name.clone())
+                    .unwrap_or_default();
+                self.emit(RecoveryAction::FallbackModel {
+                    model,
+                    after: self.policy.fallback_after,
+                });
+                // Another model, not the overloaded one: no reason to wait.
+                continue;
+            }
+            let jitter = self
+                .jitter
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .next_permille();
+            let remaining = self.policy.deadline.saturating_sub(elapsed);
+            match self.policy.delay(
+                attempt,
+                retry_after(&error),
+                self.clock.wall(),
+                remaining,
+                jitter,
+            ) {
+                Decision::Wait(wait) => {
+                    self.emit(RecoveryAction::Retrying {
+                        wait,
+                        cause,
+                        attempt: attempt + 1,
+                        max_attempts: self.policy.max_attempts,
+                    });
+                    if wait > Duration::ZERO {
+                        self.clock.sleep(wait).await;
+                    }
+                }
+                Decision::GiveUp(limit) => return Err(give_up(limit)),
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ModelClient for RecoveringModel {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        let reply = self.with_retries(request).await?;
+        self.repair_cut_off(request, reply).await
+    }
+}

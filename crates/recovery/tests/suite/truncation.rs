@@ -1,0 +1,114 @@
+//! Replies cut off at the length limit: a larger limit once, then continuations joined; a
+//! cut-off tool call never comes back to be run.
+
+use agent_core::{ModelClient, ModelError};
+use agent_recovery::{CONTINUE_PROMPT, RetryPolicy};
+use serde_json::json;
+
+use super::{Rig, bodies, completion, hi, openai, server, text};
+
+#[tokio::test]
+async fn a_cut_off_reply_is_asked_again_once_with_a_larger_limit() {
+    let server = server(vec![text("Hel", "length"), text("Hello world", "stop")]).await;
+    let rig = Rig::new(openai(&server, "m"), RetryPolicy::default());
+    let reply = rig.model.complete(&hi()).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("Hello world"));
+    let limits: Vec<_> = bodies(&server)
+        .await
+        .iter()
+        .map(|b| b.get("max_tokens").cloned())
+        .collect();
+    assert_eq!(limits, [None, Some(json!(8192))]);
+    assert_eq!(
+        rig.lines(),
+        ["reply cut off at the length limit: retrying with max_tokens 8192"]
+    );
+}
+
+#[tokio::test]
+async fn a_reply_still_cut_off_is_continued_and_the_parts_joined() {
+    let server = server(vec![
+        text("The quick", "length"),
+        text("The quick brown", "length"),
+        text(" fox jumps", "length"),
+        text(" over the dog.", "stop"),
+    ])
+    .await;
+    let rig = Rig::new(openai(&server, "m"), RetryPolicy::default());
+    let reply = rig.model.complete(&hi()).await.unwrap();
+    assert_eq!(
+        (reply.content.as_deref(), reply.finish_reason.as_deref()),
+        (
+            Some("The quick brown fox jumps over the dog."),
+            Some("stop")
+        )
+    );
+    let bodies = bodies(&server).await;
+    assert_eq!(
+        bodies[3],
+        json!({
+            "model": "m",
+            "max_tokens": 8192,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "The quick brown fox jumps"},
+                {"role": "user", "content": CONTINUE_PROMPT},
+            ],
+        })
+    );
+    assert_eq!(
+        rig.lines(),
+        [
+            "reply cut off at the length limit: retrying with max_tokens 8192",
+            "continuing the cut-off reply (part 2 of 4)",
+            "continuing the cut-off reply (part 3 of 4)",
+        ]
+    );
+}
+
+fn tool_call(id: &str, arguments: &str) -> serde_json::Value {
+    json!({"id": id, "type": "function", "function": {"name": "bash", "arguments": arguments}})
+}
+
+#[tokio::test]
+async fn a_cut_off_tool_call_is_never_returned_to_be_run() {
+    let cut = json!({"role": "assistant", "content": null,
+        "tool_calls": [tool_call("call_1", r#"{"command": "rm -rf bu"#)]});
+    let server = server(vec![
+        completion(cut.clone(), "length"),
+        completion(cut, "length"),
+    ])
+    .await;
+    let rig = Rig::new(openai(&server, "m"), RetryPolicy::default());
+    let err = rig.model.complete(&hi()).await.unwrap_err();
+    assert_eq!(
+        err,
+        ModelError::TruncatedToolCall {
+            calls: vec!["bash (call_1)".into()]
+        }
+    );
+    assert_eq!(
+        rig.lines(),
+        [
+            "reply cut off at the length limit: retrying with max_tokens 8192",
+            "dropped the cut-off tool call bash (call_1): its arguments are incomplete, it was not run",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_complete_calls_of_a_cut_off_reply_are_kept() {
+    let calls = json!({"role": "assistant", "content": null, "tool_calls": [
+        tool_call("call_1", r#"{"command": "ls"}"#),
+        tool_call("call_2", r#"{"command": "rm -rf bu"#),
+    ]});
+    let server = server(vec![
+        completion(calls.clone(), "length"),
+        completion(calls, "length"),
+    ])
+    .await;
+    let rig = Rig::new(openai(&server, "m"), RetryPolicy::default());
+    let reply = rig.model.complete(&hi()).await.unwrap();
+    let ids: Vec<&str> = reply.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_1"]);
+}

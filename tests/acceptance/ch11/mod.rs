@@ -1,0 +1,3 @@
+//! Chapter 11: recovery around the model client.
+
+mod recovery;
