@@ -12,6 +12,7 @@ skills := hooks + " -p agent-frontmatter -p agent-skills"
 compaction := skills + " -p agent-compaction"
 memory := compaction + " -p agent-memory"
 prompting := memory + " -p agent-prompting"
+jobs := prompting + " -p agent-jobs"
 
 default:
     @just --list
@@ -68,6 +69,10 @@ ch09 *args:
 ch10 *args:
     @cargo run -q -p agent-tutorial --bin ch10 -- "$@"
 
+# Chapter 13: background jobs.
+ch13 *args:
+    @cargo run -q -p agent-tutorial --bin ch13 -- "$@"
+
 # The given crates' tests, then the acceptance tests of the given modules (offline).
 _test-chapter crates +modules:
     cargo test {{crates}}
@@ -112,6 +117,10 @@ test-ch09:
 # Chapter 10's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch10:
     @just _test-chapter "{{prompting}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
+
+# Chapter 13's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch13:
+    @just _test-chapter "{{jobs}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch13::
 
 # SmolLM2-135M via llama-cpp-python; first run: ~100 MB download and a ~12 minute build.
 # Set up and start a small real model on 127.0.0.1 and print the OPENAI_* settings to use.

@@ -23,6 +23,7 @@ pub enum Capability {
     Memory,
     DynamicPrompt,
     Recovery,
+    Background,
 }
 
 impl Capability {
@@ -40,6 +41,7 @@ impl Capability {
             Self::Memory => "memory",
             Self::DynamicPrompt => "dynamic_prompt",
             Self::Recovery => "recovery",
+            Self::Background => "background",
         }
     }
 }
@@ -97,7 +99,10 @@ const TABLE: &[Profile] = &[
     row(8,  Built,   &[C::Artifacts, C::Compaction], "large-result artifacts and compaction"),
     row(9,  Built,   &[C::Memory],                "file memory, injected as its own message"),
     row(10, Built,   &[C::DynamicPrompt],         "the system prompt assembled at run time"),
-    row(11, Planned, &[C::Recovery],              "recovery: truncation, prompt-too-long, 429/5xx, fallback model"),
+    row(11, Built,   &[C::Recovery],              "recovery: truncation, prompt-too-long, 429/5xx, fallback model"),
+    // A placeholder for chapter 12 (the task graph), replaced when its branch is merged.
+    row(12, Planned, &[],                         "task graph: tasks that outlive the conversation"),
+    row(13, Built,   &[C::Background],            "background jobs: work that runs while the agent keeps talking"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -165,8 +170,8 @@ mod tests {
     #[test]
     fn unknown_and_unbuilt_chapters_are_errors() {
         assert_eq!(Profile::for_chapter(0), Err(ProfileError::Unknown(0)));
-        assert_eq!(Profile::for_chapter(12), Err(ProfileError::Unknown(12)));
-        assert_eq!(Profile::for_chapter(11), Err(ProfileError::NotBuilt(11)));
+        assert_eq!(Profile::for_chapter(14), Err(ProfileError::Unknown(14)));
+        assert_eq!(Profile::for_chapter(12), Err(ProfileError::NotBuilt(12)));
     }
 
     #[test]
