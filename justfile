@@ -12,7 +12,9 @@ skills := hooks + " -p agent-frontmatter -p agent-skills"
 compaction := skills + " -p agent-compaction"
 memory := compaction + " -p agent-memory"
 prompting := memory + " -p agent-prompting"
-tasks := prompting + " -p agent-tasks"
+recovery := prompting + " -p agent-recovery"
+tasks := recovery + " -p agent-tasks"
+jobs := tasks + " -p agent-jobs"
 
 default:
     @just --list
@@ -76,6 +78,9 @@ ch12 *args:
 # The workspace's persistent task list (chapter 12 on): `just tasks list`, `just tasks show 3`.
 tasks *args:
     @cargo run -q -p agent-tutorial -- tasks "$@"
+# Chapter 13: background jobs.
+ch13 *args:
+    @cargo run -q -p agent-tutorial --bin ch13 -- "$@"
 
 # The given crates' tests, then the acceptance tests of the given modules (offline).
 _test-chapter crates +modules:
@@ -124,7 +129,10 @@ test-ch10:
 
 # Chapter 12's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch12:
-    @just _test-chapter "{{tasks}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch12::
+    @just _test-chapter "{{tasks}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12::
+# Chapter 13's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch13:
+    @just _test-chapter "{{jobs}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13::
 
 # SmolLM2-135M via llama-cpp-python; first run: ~100 MB download and a ~12 minute build.
 # Set up and start a small real model on 127.0.0.1 and print the OPENAI_* settings to use.

@@ -15,6 +15,7 @@ mod ch09;
 mod ch10;
 mod ch11;
 mod ch12;
+mod ch13;
 mod cli;
 mod docs;
 mod requests;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::Profile;
 use agent_core::{AgentRunner, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome};
+use agent_jobs::JobManager;
 use agent_memory::MemorySession;
 
 /// A built agent: the runner for its profile and the conversation so far. What its features do
@@ -18,6 +19,8 @@ pub struct Agent {
     pub(crate) history: Vec<Arc<Message>>,
     /// The per-turn lifecycle around the loop (chapter 9 on); what it does is told as events.
     pub(crate) memory: Option<Arc<MemorySession>>,
+    /// The session's background jobs (chapter 13 on).
+    pub(crate) jobs: Option<Arc<JobManager>>,
 }
 
 impl Agent {
@@ -31,6 +34,19 @@ impl Agent {
 
     pub fn history(&self) -> &[Arc<Message>] {
         &self.history
+    }
+
+    /// The session's background jobs (chapter 13 on).
+    pub fn jobs(&self) -> Option<&Arc<JobManager>> {
+        self.jobs.as_ref()
+    }
+
+    /// One line per background job that ended since the last call, for the person.
+    pub fn finished_jobs(&self) -> Vec<String> {
+        self.jobs
+            .as_ref()
+            .map(|jobs| jobs.take_finished_lines())
+            .unwrap_or_default()
     }
 
     /// Runs one user turn, keeping the history for the next. With memory (chapter 9 on):

@@ -15,6 +15,7 @@ use agent_core::{
     AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents, PermissionGate,
     RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
+use agent_jobs::{JobConfig, JobManager};
 use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
 use agent_policy::{
     ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
@@ -26,7 +27,7 @@ use agent_skills::{LoadSkill, SkillCatalog};
 use agent_tasks::TaskStore;
 use agent_tools::subagent::{self, ChildBuildError, SUBAGENT_MAX_TURNS, TaskTool};
 use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
-use agent_tools::{BashConfig, Workspace, add_bash, add_file_tools};
+use agent_tools::{Background, BashConfig, Workspace, add_bash, add_bash_with, add_file_tools};
 
 /// The system prompt of the chapters before the dynamic prompt (chapter 10), as Markdown so a
 /// reader edits text, not code.
@@ -65,6 +66,8 @@ pub struct AgentDeps {
     /// The completion limit `model` sends by default (`--max-tokens`), so the retry after a
     /// cut-off reply asks for more than that (chapter 11).
     pub max_tokens: Option<u32>,
+    /// Background jobs' time limit, log cap and clock (chapter 13).
+    pub jobs: JobConfig,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -96,6 +99,7 @@ impl AgentDeps {
             retry: RetryPolicy::default(),
             fallback: None,
             max_tokens: None,
+            jobs: JobConfig::default(),
         }
     }
 }
@@ -108,17 +112,22 @@ pub enum BuildError {
     Context(#[from] agent_prompting::ContextError),
 }
 
-/// The tools of `profile` except `task`; used for the agent and, fresh, for each subagent.
+/// The tools of `profile` except `task`; used for the agent and, fresh, for each subagent
+/// (whose `bash` never starts background jobs: it ends before their notices could reach it).
 fn base_tools(
     profile: Profile,
     workspace: &Workspace,
     bash: BashConfig,
+    background: Background,
     todo: &Arc<TodoList>,
     skills: &Arc<SkillCatalog>,
 ) -> ToolRegistryBuilder {
     let mut tools = ToolRegistry::builder();
     if profile.has(Capability::Bash) {
-        tools = add_bash(tools, workspace, bash);
+        tools = match background {
+            Background::Off => add_bash(tools, workspace, bash),
+            on => add_bash_with(tools, workspace, bash, on),
+        };
     }
     if profile.has(Capability::Files) {
         tools = add_file_tools(tools, workspace);
@@ -254,6 +263,7 @@ impl ChildParts {
             self.profile,
             &self.workspace,
             self.bash,
+            Background::Off,
             &todo,
             &self.skills,
         )
@@ -342,7 +352,12 @@ fn build(
         SkillCatalog::default()
     });
     let todo = Arc::new(TodoList::new(events.clone()));
-    let mut tools = base_tools(profile, &workspace, deps.bash, &todo, &skills);
+    // Chapter 13: the session's jobs; dropping the agent drops them and kills what still runs.
+    let jobs = profile
+        .has(Capability::Background)
+        .then(|| Arc::new(JobManager::new(workspace.clone(), deps.jobs.clone())));
+    let background = jobs.clone().map_or(Background::Off, Background::On);
+    let mut tools = base_tools(profile, &workspace, deps.bash, background, &todo, &skills);
     if profile.has(Capability::Subagent) {
         let child = ChildParts {
             profile,
@@ -434,11 +449,16 @@ fn build(
     {
         runner = runner.processor(Arc::new(MemoryInjector(session.clone())));
     }
+    if let Some(jobs) = &jobs {
+        // Stored in the history once, before the request after a job ends (see `Inbox`).
+        runner = runner.inbox(jobs.clone());
+    }
     Ok(Agent {
         profile,
         runner: runner.build(),
         history: Vec::new(),
         memory,
+        jobs,
     })
 }
 

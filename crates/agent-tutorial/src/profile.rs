@@ -25,6 +25,7 @@ pub enum Capability {
     Recovery,
     TaskGraph,
     Background,
+    Cron,
 }
 
 impl Capability {
@@ -44,6 +45,7 @@ impl Capability {
             Self::Recovery => "recovery",
             Self::TaskGraph => "task_graph",
             Self::Background => "background",
+            Self::Cron => "cron",
         }
     }
 }
@@ -103,7 +105,8 @@ const TABLE: &[Profile] = &[
     row(10, Built,   &[C::DynamicPrompt],         "the system prompt assembled at run time"),
     row(11, Built,   &[C::Recovery],              "recovery: truncation, prompt-too-long, 429/5xx, fallback model"),
     row(12, Built,   &[C::TaskGraph],             "tasks that outlive the conversation: a persistent DAG in .tasks/"),
-    row(13, Planned, &[C::Background],            "background jobs: bash that runs while the agent keeps talking"),
+    row(13, Built,   &[C::Background],            "background jobs: work that runs while the agent keeps talking"),
+    row(14, Planned, &[C::Cron],                  "cron: prompts that run on a schedule"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -171,8 +174,8 @@ mod tests {
     #[test]
     fn unknown_and_unbuilt_chapters_are_errors() {
         assert_eq!(Profile::for_chapter(0), Err(ProfileError::Unknown(0)));
-        assert_eq!(Profile::for_chapter(14), Err(ProfileError::Unknown(14)));
-        assert_eq!(Profile::for_chapter(13), Err(ProfileError::NotBuilt(13)));
+        assert_eq!(Profile::for_chapter(15), Err(ProfileError::Unknown(15)));
+        assert_eq!(Profile::for_chapter(14), Err(ProfileError::NotBuilt(14)));
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuild
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
 pub use scripted::{Recording, ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
-    FixedPrompt, GateDecision, HistoryProcessor, HookStop, PermissionGate, ProcessError,
+    FixedPrompt, GateDecision, HistoryProcessor, HookStop, Inbox, PermissionGate, ProcessError,
     PromptBlocked, PromptError, SeamError, SystemPromptProvider, TurnHooks,
 };
 pub use tool::{

@@ -16,9 +16,9 @@ use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
 use crate::pairing::{PairingError, assign_unique_ids, validate_pairing};
 use crate::registry::ToolRegistry;
 use crate::seams::{
-    AllowAll, GateDecision, HistoryProcessor, HookStop, NoHooks, PermissionGate, PostToolVerdict,
-    PreToolVerdict, ProcessError, PromptBlocked, PromptError, ResultShaper, SystemPromptProvider,
-    TurnHooks,
+    AllowAll, GateDecision, HistoryProcessor, HookStop, Inbox, NoHooks, PermissionGate,
+    PostToolVerdict, PreToolVerdict, ProcessError, PromptBlocked, PromptError, ResultShaper,
+    SystemPromptProvider, TurnHooks,
 };
 use crate::tool::{FailureCode, ToolFailure};
 
@@ -93,6 +93,8 @@ pub struct AgentRunner {
     /// Applied once, after the other processors, when the model says the prompt is too long.
     overflow: Option<Arc<dyn HistoryProcessor>>,
     shaper: Option<Arc<dyn ResultShaper>>,
+    /// Messages from outside the loop (chapter 13), stored before the request they join.
+    inbox: Option<Arc<dyn Inbox>>,
     events: Arc<dyn EventSink>,
     max_turns: usize,
     final_answer: bool,
@@ -166,6 +168,12 @@ impl AgentRunnerBuilder {
         self
     }
 
+    /// Where messages from outside the loop come from (chapter 13's job notices).
+    pub fn inbox(mut self, inbox: Arc<dyn Inbox>) -> Self {
+        self.runner.inbox = Some(inbox);
+        self
+    }
+
     /// Where the loop's events go (requests, replies, tool calls and results).
     pub fn events(mut self, events: Arc<dyn EventSink>) -> Self {
         self.runner.events = events;
@@ -193,6 +201,7 @@ impl AgentRunner {
                 processors: Vec::new(),
                 overflow: None,
                 shaper: None,
+                inbox: None,
                 events: Arc::new(NoEvents),
                 max_turns: DEFAULT_MAX_TURNS,
                 final_answer: false,
@@ -291,6 +300,11 @@ impl AgentRunner {
                 return Err(RunError::TurnLimit {
                     limit: self.max_turns,
                 });
+            }
+            // Here and only here: the history ends with the prompt, a stop-hook message or a
+            // whole batch of results, so a stored notice keeps every call next to its result.
+            if let Some(inbox) = &self.inbox {
+                history.extend(inbox.take().into_iter().map(Arc::new));
             }
             let mut reply = self.request(history, requests).await?;
             requests += 1;

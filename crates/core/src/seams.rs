@@ -211,6 +211,18 @@ pub struct NoHooks;
 
 impl TurnHooks for NoHooks {}
 
+/// Messages that arrive from outside the loop while it runs: chapter 13's completion notices of
+/// background jobs. The runner takes them right before each model request and appends them to
+/// the STORED history, so each one is stored once and sent from then on, never twice. (A
+/// [`HistoryProcessor`] cannot do this: it shapes one request and stores nothing, so it would
+/// either add the notice to every request or let the model forget it after one.) Taken only
+/// at that point, a message can never land between a tool call and its result: the results of
+/// a batch are appended all at once, before the next request.
+pub trait Inbox: Send + Sync {
+    /// Every message waiting, oldest first; each is handed out once.
+    fn take(&self) -> Vec<Message>;
+}
+
 /// Shapes one batch of tool results before they are stored (chapter 8 moves large results to
 /// files and keeps a preview). Receives `(call, result text)` pairs in call order and must keep
 /// one entry per call.

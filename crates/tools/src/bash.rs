@@ -6,7 +6,10 @@
 //! SIGTERM, one that left the group with `setsid`.
 
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
+
+use agent_jobs::JobManager;
 
 use agent_core::tool::{parse_arguments, string_argument};
 use agent_core::{CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec};
@@ -35,16 +38,41 @@ impl Default for BashConfig {
     }
 }
 
+/// Whether `bash` can start a command in the background (chapter 13 on).
+#[derive(Debug, Clone, Default)]
+pub enum Background {
+    /// Chapters 1–12: `bash{command}` only, the schema they have always sent.
+    #[default]
+    Off,
+    /// `bash{command, run_in_background: true}` hands the command to these jobs.
+    On(Arc<JobManager>),
+}
+
+const DESCRIPTION: &str = "Run a shell command with `bash -c` in the workspace directory. Returns stdout, then stderr, then the exit code when it is not 0.";
+
+/// Chapters 1–12's `bash`.
 pub fn spec() -> ToolSpec {
+    spec_for(&Background::Off)
+}
+
+/// `bash` as `background` makes it: with it on, one more (optional) parameter.
+pub fn spec_for(background: &Background) -> ToolSpec {
+    let mut properties = json!({
+        "command": {"type": "string", "description": "The command line to run.", "minLength": 1}
+    });
+    if let Background::On(_) = background {
+        properties["run_in_background"] = json!({
+            "type": "boolean",
+            "description": "Start the command and return at once with a job id instead of waiting. You are told when it finishes; job_output shows its output so far, job_kill stops it."
+        });
+    }
     ToolSpec::new(
         BashTool::NAME,
-        "Run a shell command with `bash -c` in the workspace directory. Returns stdout, then stderr, then the exit code when it is not 0.",
+        DESCRIPTION,
         ToolEffect::Execute,
         json!({
             "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command line to run.", "minLength": 1}
-            },
+            "properties": properties,
             "required": ["command"]
         }),
     )
@@ -54,19 +82,34 @@ pub fn spec() -> ToolSpec {
 #[serde(deny_unknown_fields)]
 struct Args {
     command: String,
+    /// Only in the schema when [`Background::On`]: with it off, the registry refuses the field
+    /// before the handler runs.
+    #[serde(default)]
+    run_in_background: bool,
 }
 
 #[derive(Debug, Clone)]
 pub struct BashTool {
     workspace: Workspace,
     config: BashConfig,
+    background: Background,
 }
 
 impl BashTool {
     pub const NAME: &'static str = "bash";
 
     pub fn new(workspace: Workspace, config: BashConfig) -> Self {
-        Self { workspace, config }
+        Self {
+            workspace,
+            config,
+            background: Background::Off,
+        }
+    }
+
+    /// The same tool, able to start background jobs when `background` is on.
+    pub fn background(mut self, background: Background) -> Self {
+        self.background = background;
+        self
     }
 }
 
@@ -74,7 +117,15 @@ impl BashTool {
 impl ToolHandler for BashTool {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let args: Args = parse_arguments(call)?;
-        run(&self.workspace, &args.command, self.config).await
+        match (&self.background, args.run_in_background) {
+            (Background::On(jobs), true) => {
+                let id = jobs.start(&args.command)?;
+                Ok(format!(
+                    "started job {id} in the background; you will be told when it finishes; job_output{{\"id\": {id}}} shows its output so far"
+                ))
+            }
+            _ => run(&self.workspace, &args.command, self.config).await,
+        }
     }
 
     /// The command, whole: it is what runs. Its paths cannot be known without running it.

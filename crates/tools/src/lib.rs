@@ -20,7 +20,7 @@ use std::sync::Arc;
 use agent_core::ToolRegistryBuilder;
 
 pub use agent_workspace::{PathError, Workspace};
-pub use bash::{BashConfig, BashTool};
+pub use bash::{Background, BashConfig, BashTool};
 
 use agent_core::ToolFailure;
 
@@ -43,6 +43,24 @@ pub fn add_bash(
         bash::spec(),
         Arc::new(BashTool::new(workspace.clone(), config)),
     )
+}
+
+/// Adds `bash` that can also start background jobs (chapter 13), with `job_output` and
+/// `job_kill`; with [`Background::Off`] the same as [`add_bash`].
+pub fn add_bash_with(
+    builder: ToolRegistryBuilder,
+    workspace: &Workspace,
+    config: BashConfig,
+    background: Background,
+) -> ToolRegistryBuilder {
+    let mut builder = builder.tool(
+        bash::spec_for(&background),
+        Arc::new(BashTool::new(workspace.clone(), config).background(background.clone())),
+    );
+    if let Background::On(jobs) = &background {
+        builder = agent_jobs::tools::add_job_tools(builder, jobs);
+    }
+    builder
 }
 
 /// Adds `read_file`, `write_file`, `edit_file` and `glob` (chapter 2).

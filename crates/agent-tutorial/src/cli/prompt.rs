@@ -74,7 +74,11 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
                     profile.chapter
                 )));
             }
-            0 => profile.chapter - 1,
+            // The closest built chapter before it: a planned one in between has no request.
+            0 => Profile::built()
+                .filter(|p| p.chapter < profile.chapter)
+                .last()
+                .map_or(profile.chapter - 1, |p| p.chapter),
             base => base,
         };
         let base_profile = Profile::for_chapter(base).map_err(CliError::usage)?;

@@ -168,6 +168,10 @@ fn one_turn(rt: &tokio::runtime::Runtime, agent: &mut Agent, prompt: &str) -> Cl
 /// A failed turn is reported and the loop goes on: the history stays valid.
 fn interactive(rt: &tokio::runtime::Runtime, agent: &mut Agent) -> CliResult {
     loop {
+        // Chapter 13: jobs that ended while the person was reading or typing.
+        for line in agent.finished_jobs() {
+            eprintln!("{line}");
+        }
         eprint!("ch{:02} >> ", agent.profile().chapter);
         let _ = std::io::stderr().flush();
         // Lock stdin only while reading a line: the approval prompt (chapter 3) reads from

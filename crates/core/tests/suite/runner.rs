@@ -270,3 +270,62 @@ async fn a_request_shares_the_stored_messages_instead_of_copying_them() {
     assert_eq!(shared, vec![true, true, true]);
     assert_eq!(request.messages.len(), 4);
 }
+
+/// Hands out its message on the `at`-th time it is asked (0-based), and nothing otherwise: a
+/// job that finishes while the loop is running.
+struct NoticeAt {
+    at: usize,
+    asked: std::sync::Mutex<usize>,
+}
+
+impl agent_core::Inbox for NoticeAt {
+    fn take(&self) -> Vec<Message> {
+        let mut asked = self.asked.lock().unwrap();
+        *asked += 1;
+        if *asked - 1 == self.at {
+            vec![Message::user("<job id=\"1\">")]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_inbox_message_is_stored_once_after_the_results_and_sent_from_then_on() {
+    let model = Arc::new(
+        ScriptedModel::replies([
+            ModelReply::tool_calls(vec![call("c1", "echo", r#"{"text":"hi"}"#)]),
+            ModelReply::tool_calls(vec![call("c2", "echo", r#"{"text":"ho"}"#)]),
+            ModelReply::text("done"),
+        ])
+        .recording(Recording::Requests),
+    );
+    let inbox = Arc::new(NoticeAt {
+        at: 1,
+        asked: std::sync::Mutex::new(0),
+    });
+    let runner = AgentRunner::builder(model.clone(), echo_registry(), prompt())
+        .inbox(inbox)
+        .build();
+    let mut history = Vec::new();
+    runner.run_turn(&mut history, "say hi").await.unwrap();
+    model.finish().unwrap();
+    let requests = model.requests();
+    let system = "system You are a test agent.";
+    let after_first = [
+        system,
+        "user say hi",
+        "assistant calls echo",
+        "tool echo: hi",
+    ];
+    let with_notice = [&after_first[..], &["user <job id=\"1\">"]].concat();
+    let third = [&with_notice[..], &["assistant calls echo", "tool echo: ho"]].concat();
+    assert_eq!(
+        requests.iter().map(labels).collect::<Vec<_>>(),
+        vec![vec![system, "user say hi"], with_notice, third]
+    );
+    for request in &requests {
+        assert_eq!(validate_pairing(&request.messages), Ok(()));
+    }
+    assert_eq!(history.len(), 7);
+}

@@ -1,0 +1,26 @@
+//! `agent-jobs`: chapter 13's background jobs.
+//!
+//! `bash{command, run_in_background: true}` asks a [`JobManager`] to start the command and
+//! returns at once. The manager
+//!
+//! 1. records the job first (`.agent_tutorial/jobs/<id>.json`, an atomic write through the
+//!    workspace boundary) and creates its log (`<id>.log`), and only then spawns the process,
+//!    through `agent_workspace::process::shell` like every other command (no credentials, a
+//!    per-call marker, the `ProcessTree` kill sweep);
+//! 2. copies the output into the log up to a cap ([`JobConfig::log_cap`]); past it the log ends
+//!    with a marker line and later output is dropped (the last lines are still kept in memory
+//!    for the notice);
+//! 3. when the job ends, queues a completion notice that the runner's [`agent_core::Inbox`]
+//!    seam stores once before the next request, and a line for the person at the REPL;
+//! 4. kills a job that outlives [`JobConfig::limit`], and every job still running when the
+//!    manager is dropped (the session ended).
+
+mod log;
+mod manager;
+mod record;
+pub mod tools;
+
+pub use manager::{
+    Clock, DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs, TokioClock,
+};
+pub use record::{JOBS_DIR, JobRecord, JobStatus, KillReason};

@@ -1,0 +1,537 @@
+//! [`JobManager`]: starts background jobs, supervises them, and tells when they end.
+
+use std::collections::BTreeMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use agent_core::{FailureCode, Inbox, Message, ToolFailure};
+use agent_workspace::process::{ProcessTree, Shell, shell};
+use agent_workspace::{Existing, Inside, PathError, Workspace};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+use crate::log::{JobLog, last_lines};
+use crate::record::{JOBS_DIR, JobRecord, JobStatus, KillReason, log_path, record_path};
+
+/// How long a job may run before it is killed, unless configured otherwise.
+pub const DEFAULT_LIMIT: Duration = Duration::from_secs(10 * 60);
+/// Bytes of output a job's log keeps, unless configured otherwise.
+pub const DEFAULT_LOG_CAP: u64 = 1024 * 1024;
+/// Lines of output a completion notice quotes.
+const NOTICE_LINES: usize = 10;
+/// Bytes read from the end of a log for `job_output`: the tool quotes lines, never a whole
+/// log (which may have been swapped for a huge file).
+const OUTPUT_READ: usize = 64 * 1024;
+/// How long the pipes may stay open after the job's processes were killed (see
+/// `agent_workspace::process`: only a process that escaped the sweep could hold them).
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+/// Ids tried when another process took the next one first.
+const ID_ATTEMPTS: u64 = 100;
+
+/// Where elapsed times come from: tokio's clock by default (paused in tests), or a test's own.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    fn now(&self) -> Instant;
+}
+
+/// `tokio::time::Instant::now()`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TokioClock;
+
+impl Clock for TokioClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// Limits of the jobs one session starts.
+#[derive(Debug, Clone)]
+pub struct JobConfig {
+    /// A job running longer is killed with its whole process tree.
+    pub limit: Duration,
+    /// Bytes of output its log keeps; then a marker line, and later output is dropped.
+    pub log_cap: u64,
+    /// Measures how long a job ran (the notice's `elapsed`).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for JobConfig {
+    fn default() -> Self {
+        Self {
+            limit: DEFAULT_LIMIT,
+            log_cap: DEFAULT_LOG_CAP,
+            clock: Arc::new(TokioClock),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    // The sources' texts are in the messages: a tool result is one line, not a chain.
+    #[error("cannot record the job: {0}")]
+    Record(#[source] PathError),
+    #[error("cannot create the log of job {id}: {source}")]
+    Log {
+        id: u64,
+        #[source]
+        source: PathError,
+    },
+    #[error("cannot start job {id}: {source}")]
+    Spawn {
+        id: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the log of job {id}: {source}")]
+    ReadLog {
+        id: u64,
+        #[source]
+        source: PathError,
+    },
+    #[error("no free job id after {ID_ATTEMPTS} tries in {JOBS_DIR}")]
+    NoFreeId,
+    #[error("there is no job {id} in this session{known}")]
+    Unknown { id: u64, known: KnownJobs },
+}
+
+/// The ids of this session's jobs, for an error message (`; its jobs are 1, 2`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownJobs(pub Vec<u64>);
+
+impl std::fmt::Display for KnownJobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("; it has started none");
+        }
+        let ids: Vec<String> = self.0.iter().map(u64::to_string).collect();
+        write!(f, "; its jobs are {}", ids.join(", "))
+    }
+}
+
+impl From<JobError> for ToolFailure {
+    /// A wrong id is the model's to fix; a path that leads out is `path_escape`; the rest
+    /// failed while running.
+    fn from(err: JobError) -> Self {
+        let escape = matches!(
+            &err,
+            JobError::Record(PathError::Escape { .. })
+                | JobError::Log {
+                    source: PathError::Escape { .. },
+                    ..
+                }
+        );
+        let code = match &err {
+            JobError::Unknown { .. } => FailureCode::InvalidArguments,
+            _ if escape => FailureCode::PathEscape,
+            _ => FailureCode::ToolExecutionError,
+        };
+        ToolFailure::new(code, err.to_string())
+    }
+}
+
+/// What the runner and the REPL have not been told yet.
+#[derive(Debug, Default)]
+struct Board {
+    /// Completion notices for the model, taken by the runner's inbox.
+    model: Vec<String>,
+    /// One line per finished job, for the person at the REPL.
+    user: Vec<String>,
+}
+
+/// One job, shared by the manager and the task supervising it.
+#[derive(Debug)]
+struct Job {
+    command: String,
+    started: Instant,
+    tree: Mutex<ProcessTree>,
+    log: Mutex<JobLog>,
+    status: watch::Sender<JobStatus>,
+    kill: Notify,
+    kill_reason: Mutex<Option<KillReason>>,
+}
+
+/// The background jobs of one session. Dropping it (the session ended) kills every job still
+/// running, with its whole process tree.
+#[derive(Debug)]
+pub struct JobManager {
+    workspace: Workspace,
+    config: JobConfig,
+    jobs: Mutex<BTreeMap<u64, Arc<Job>>>,
+    board: Arc<Mutex<Board>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `path` inside the workspace (every path of this crate is one of the fixed job paths).
+fn inside(workspace: &Workspace, path: &str) -> Result<Inside, PathError> {
+    workspace.inside(path)
+}
+
+fn encode(record: &JobRecord) -> Vec<u8> {
+    // A record of strings and integers always serializes; the fallback is never written.
+    let mut bytes = serde_json::to_vec_pretty(record).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+impl JobManager {
+    pub fn new(workspace: Workspace, config: JobConfig) -> Self {
+        Self {
+            workspace,
+            config,
+            jobs: Mutex::new(BTreeMap::new()),
+            board: Arc::new(Mutex::new(Board::default())),
+        }
+    }
+
+    pub fn config(&self) -> &JobConfig {
+        &self.config
+    }
+
+    /// Starts `command` in the background and returns its id. The record and the log exist
+    /// before the process does; a job that cannot be recorded is not started.
+    pub fn start(&self, command: &str) -> Result<u64, JobError> {
+        let (id, mut record) = self.claim_id(command)?;
+        let log = inside(&self.workspace, &record.log)
+            .and_then(|path| self.workspace.write_new(&path, b"").map(|()| path))
+            .map_err(|source| JobError::Log { id, source });
+        let log = match log {
+            Ok(log) => log,
+            Err(err) => {
+                record.status = JobStatus::FailedToStart;
+                self.write_record(&record, Existing::Replace);
+                return Err(err);
+            }
+        };
+        let Shell {
+            command: mut cmd,
+            mut tree,
+        } = shell(&self.workspace, command);
+        let spawned = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(source) => {
+                record.status = JobStatus::FailedToStart;
+                self.write_record(&record, Existing::Replace);
+                return Err(JobError::Spawn { id, source });
+            }
+        };
+        tree.set_leader(child.id());
+        let started = self.config.clock.now();
+        let deadline = Instant::now() + self.config.limit;
+        let job = Arc::new(Job {
+            command: command.to_string(),
+            started,
+            tree: Mutex::new(tree),
+            log: Mutex::new(JobLog::new(
+                self.workspace.clone(),
+                log,
+                self.config.log_cap,
+            )),
+            status: watch::Sender::new(JobStatus::Running),
+            kill: Notify::new(),
+            kill_reason: Mutex::new(None),
+        });
+        lock(&self.jobs).insert(id, job.clone());
+        let readers = [
+            child.stdout.take().map(|p| Box::new(p) as Pipe),
+            child.stderr.take().map(|p| Box::new(p) as Pipe),
+        ];
+        let supervisor = Supervisor {
+            id,
+            job,
+            record,
+            workspace: self.workspace.clone(),
+            clock: self.config.clock.clone(),
+            board: self.board.clone(),
+        };
+        tokio::spawn(supervisor.run(child, readers, deadline));
+        Ok(id)
+    }
+
+    /// The next free id (one past the highest on disk, so an earlier session's logs are
+    /// kept), claimed by writing the job's record there first.
+    fn claim_id(&self, command: &str) -> Result<(u64, JobRecord), JobError> {
+        let folder = inside(&self.workspace, JOBS_DIR).map_err(JobError::Record)?;
+        self.workspace
+            .create_dir_all(&folder)
+            .map_err(JobError::Record)?;
+        let highest = self
+            .workspace
+            .list_dir(&folder)
+            .map_err(JobError::Record)?
+            .iter()
+            .filter_map(|e| e.name.strip_suffix(".json")?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        for id in highest + 1..=highest + ID_ATTEMPTS {
+            let record = JobRecord {
+                id,
+                command: command.to_string(),
+                status: JobStatus::Running,
+                log: log_path(id),
+                elapsed_ms: None,
+            };
+            let path = inside(&self.workspace, &record_path(id)).map_err(JobError::Record)?;
+            match self
+                .workspace
+                .write_atomic(&path, &encode(&record), Existing::Refuse)
+            {
+                Ok(()) => return Ok((id, record)),
+                Err(PathError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(err) => return Err(JobError::Record(err)),
+            }
+        }
+        Err(JobError::NoFreeId)
+    }
+
+    fn write_record(&self, record: &JobRecord, existing: Existing) {
+        write_record(&self.workspace, record, existing);
+    }
+
+    fn job(&self, id: u64) -> Result<Arc<Job>, JobError> {
+        let jobs = lock(&self.jobs);
+        jobs.get(&id).cloned().ok_or_else(|| JobError::Unknown {
+            id,
+            known: KnownJobs(jobs.keys().copied().collect()),
+        })
+    }
+
+    /// The job's status now.
+    pub fn status(&self, id: u64) -> Result<JobStatus, JobError> {
+        Ok(*self.job(id)?.status.borrow())
+    }
+
+    /// Waits until the job has ended, and returns how.
+    pub async fn wait(&self, id: u64) -> Result<JobStatus, JobError> {
+        let mut status = self.job(id)?.status.subscribe();
+        // The sender lives in the job, which this receiver's job keeps alive: it cannot close.
+        let ended = status.wait_for(|s| !s.is_running()).await;
+        Ok(ended.map(|s| *s).unwrap_or(JobStatus::Signalled))
+    }
+
+    /// Kills a running job with its process tree (`job_kill`) and waits for it to end; a job
+    /// that already ended is left as it is. Returns how it ended.
+    pub async fn kill(&self, id: u64) -> Result<JobStatus, JobError> {
+        let job = self.job(id)?;
+        if job.status.borrow().is_running() {
+            lock(&job.kill_reason).get_or_insert(KillReason::Requested);
+            job.kill.notify_one();
+        }
+        self.wait(id).await
+    }
+
+    /// Its status line, then the last `lines` lines of its log (read from the end, bounded).
+    pub fn output(&self, id: u64, lines: usize) -> Result<String, JobError> {
+        let job = self.job(id)?;
+        let status = *job.status.borrow();
+        let path = inside(&self.workspace, &log_path(id))
+            .map_err(|source| JobError::ReadLog { id, source })?;
+        let read = |path: &Inside| {
+            let file = self.workspace.open_regular(path)?;
+            let from = file.len().saturating_sub(OUTPUT_READ as u64);
+            file.read_at(from, OUTPUT_READ)
+                .map_err(|source| PathError::Io {
+                    op: agent_workspace::Op::Read,
+                    path: path.to_string(),
+                    source,
+                })
+        };
+        let bytes = read(&path).map_err(|source| JobError::ReadLog { id, source })?;
+        let text = last_lines(&String::from_utf8_lossy(&bytes), lines);
+        let head = match status {
+            JobStatus::Running => format!(
+                "job {id} is running ({})",
+                seconds(self.config.clock.now() - job.started)
+            ),
+            ended => format!("job {id} ended: {ended}"),
+        };
+        let body = if text.is_empty() {
+            "(no output yet)"
+        } else {
+            &text
+        };
+        Ok(format!("{head}\n{body}"))
+    }
+
+    /// One line per job that ended since the last call, for the person at the REPL.
+    pub fn take_finished_lines(&self) -> Vec<String> {
+        std::mem::take(&mut lock(&self.board).user)
+    }
+
+    /// Kills every job still running, with its whole process tree, and records why.
+    pub fn kill_all(&self, reason: KillReason) {
+        let jobs: Vec<(u64, Arc<Job>)> = lock(&self.jobs)
+            .iter()
+            .map(|(id, job)| (*id, job.clone()))
+            .collect();
+        for (id, job) in jobs {
+            if !job.status.borrow().is_running() {
+                continue;
+            }
+            lock(&job.kill_reason).get_or_insert(reason);
+            // Here, not only in the supervisor: when the session ends the runtime may be going
+            // away too, and the supervisor may never run again.
+            lock(&job.tree).kill();
+            job.kill.notify_one();
+            let record = JobRecord {
+                id,
+                command: job.command.clone(),
+                status: JobStatus::Killed { reason },
+                log: log_path(id),
+                elapsed_ms: Some(millis(self.config.clock.now() - job.started)),
+            };
+            self.write_record(&record, Existing::Replace);
+        }
+    }
+}
+
+impl Drop for JobManager {
+    fn drop(&mut self) {
+        self.kill_all(KillReason::SessionEnded);
+    }
+}
+
+/// The runner takes the notices of jobs that ended, all in one message, before its next
+/// request; each notice is handed out once.
+impl Inbox for JobManager {
+    fn take(&self) -> Vec<Message> {
+        let notices = std::mem::take(&mut lock(&self.board).model);
+        if notices.is_empty() {
+            return Vec::new();
+        }
+        vec![Message::user(notices.join("\n"))]
+    }
+}
+
+type Pipe = Box<dyn AsyncRead + Send + Unpin>;
+
+/// How the wait ended.
+enum Ended {
+    Exited(std::io::Result<std::process::ExitStatus>),
+    Killed(KillReason),
+}
+
+/// Waits for one job and reports its end.
+struct Supervisor {
+    id: u64,
+    job: Arc<Job>,
+    record: JobRecord,
+    workspace: Workspace,
+    clock: Arc<dyn Clock>,
+    board: Arc<Mutex<Board>>,
+}
+
+impl Supervisor {
+    async fn run(
+        mut self,
+        mut child: tokio::process::Child,
+        pipes: [Option<Pipe>; 2],
+        deadline: Instant,
+    ) {
+        let mut readers = tokio::task::JoinSet::new();
+        for pipe in pipes.into_iter().flatten() {
+            readers.spawn(drain(pipe, self.job.clone()));
+        }
+        let ended = tokio::select! {
+            status = child.wait() => Ended::Exited(status),
+            () = tokio::time::sleep_until(deadline) => Ended::Killed(KillReason::TimeLimit),
+            () = self.job.kill.notified() => Ended::Killed(
+                lock(&self.job.kill_reason).unwrap_or(KillReason::Requested),
+            ),
+        };
+        let elapsed = self.clock.now() - self.job.started;
+        // The leader is gone or must go: everything it started goes with it.
+        lock(&self.job.tree).kill();
+        if matches!(ended, Ended::Killed(_)) {
+            let _ = child.wait().await;
+        }
+        let reading = async { while readers.join_next().await.is_some() {} };
+        let _ = tokio::time::timeout(PIPE_GRACE, reading).await;
+        readers.abort_all();
+        // A kill from outside the select (the session ending) shows as a signal here.
+        let asked = *lock(&self.job.kill_reason);
+        let status = match (ended, asked) {
+            (Ended::Killed(reason), _) => JobStatus::Killed { reason },
+            (_, Some(reason)) => JobStatus::Killed { reason },
+            (Ended::Exited(Ok(status)), None) => match status.code() {
+                Some(code) => JobStatus::Exited { code },
+                None => JobStatus::Signalled,
+            },
+            (Ended::Exited(Err(_)), None) => JobStatus::Signalled,
+        };
+        self.record.status = status;
+        self.record.elapsed_ms = Some(millis(elapsed));
+        write_record(&self.workspace, &self.record, Existing::Replace);
+        self.announce(status, elapsed);
+        self.job.status.send_replace(status);
+    }
+
+    fn announce(&self, status: JobStatus, elapsed: Duration) {
+        let mut board = lock(&self.board);
+        let summary: String = self.job.command.escape_debug().take(80).collect();
+        board.user.push(format!(
+            "[job {}] {status} after {}: {summary}",
+            self.id,
+            seconds(elapsed)
+        ));
+        // The model asked for the kill and read the answer; a session that ended has no one
+        // to tell.
+        if matches!(
+            status,
+            JobStatus::Killed {
+                reason: KillReason::Requested | KillReason::SessionEnded
+            }
+        ) {
+            return;
+        }
+        let tail = lock(&self.job.log).last_lines(NOTICE_LINES);
+        let tail = if tail.is_empty() {
+            "(no output)".to_string()
+        } else {
+            tail
+        };
+        board.model.push(format!(
+            "<job id=\"{}\" status=\"{status}\" elapsed=\"{}\">\n{tail}\n</job>",
+            self.id,
+            seconds(elapsed)
+        ));
+    }
+}
+
+/// Copies a pipe into the job's log until it closes.
+async fn drain(mut pipe: Pipe, job: Arc<Job>) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = pipe.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        lock(&job.log).push(&buf[..n]);
+    }
+}
+
+fn write_record(workspace: &Workspace, record: &JobRecord, existing: Existing) {
+    let written = inside(workspace, &record_path(record.id))
+        .and_then(|path| workspace.write_atomic(&path, &encode(record), existing));
+    if let Err(err) = written {
+        // The job itself is unaffected; only its record on disk is stale.
+        tracing::warn!("job {}: cannot update its record: {err}", record.id);
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `4.2s`.
+fn seconds(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
