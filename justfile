@@ -68,6 +68,10 @@ ch09 *args:
 ch10 *args:
     @cargo run -q -p agent-tutorial --bin ch10 -- "$@"
 
+# Chapter 11: recovery (retries, fallback model, truncation, overflow, Ctrl-C).
+ch11 *args:
+    @cargo run -q -p agent-tutorial --bin ch11 -- "$@"
+
 # The given crates' tests, then the acceptance tests of the given modules (offline).
 _test-chapter crates +modules:
     cargo test {{crates}}
@@ -112,6 +116,12 @@ test-ch09:
 # Chapter 10's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch10:
     @just _test-chapter "{{prompting}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
+
+# Chapter 11's acceptance tests (cumulative) and the unit tests of what it uses.
+# The `recovery` crate set (`prompting + " -p agent-recovery"`) replaces `prompting` here once
+# that crate lands.
+test-ch11:
+    @just _test-chapter "{{prompting}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11::
 
 # SmolLM2-135M via llama-cpp-python; first run: ~100 MB download and a ~12 minute build.
 # Set up and start a small real model on 127.0.0.1 and print the OPENAI_* settings to use.

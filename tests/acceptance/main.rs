@@ -13,6 +13,7 @@ mod ch07;
 mod ch08;
 mod ch09;
 mod ch10;
+mod ch11;
 mod cli;
 mod docs;
 mod requests;
