@@ -249,3 +249,128 @@ pub(crate) fn read_plain(prompt: &str) -> io::Result<Input> {
     }
     Ok(Input::Line(line))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    use super::*;
+
+    fn history_in(dir: &Path) -> HistoryFile {
+        let data = dir.to_path_buf();
+        HistoryFile::from_env(move |key| (key == "XDG_DATA_HOME").then(|| data.clone().into()))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_file_is_in_the_data_directory_and_a_relative_xdg_data_home_is_ignored() {
+        let env = |xdg: &'static str| {
+            move |key: &str| match key {
+                "XDG_DATA_HOME" => Some(OsString::from(xdg)),
+                "HOME" => Some(OsString::from("/home/u")),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            HistoryFile::from_env(env("/data")).unwrap().path(),
+            Path::new("/data/agent-tutorial/history")
+        );
+        assert_eq!(
+            HistoryFile::from_env(env("relative")).unwrap().path(),
+            Path::new("/home/u/.local/share/agent-tutorial/history")
+        );
+        assert!(matches!(
+            HistoryFile::from_env(|_| None),
+            Err(HistoryError::NoDataDir)
+        ));
+    }
+
+    #[test]
+    fn prompts_are_appended_one_line_each_to_a_0600_file_and_loaded_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        assert_eq!(history.load().unwrap(), Vec::<String>::new());
+
+        history.append("list the files").unwrap();
+        history.append("two\nlines").unwrap();
+
+        assert_eq!(history.load().unwrap(), ["list the files", "two lines"]);
+        let mode = std::fs::metadata(history.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let folder = std::fs::metadata(history.path().parent().unwrap()).unwrap();
+        assert_eq!(folder.permissions().mode() & 0o777, 0o700);
+    }
+
+    #[test]
+    fn only_the_newest_entries_are_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        let lines: Vec<String> = (0..MAX_HISTORY_ENTRIES + 5)
+            .map(|i| i.to_string())
+            .collect();
+        std::fs::write(history.path(), lines.join("\n")).unwrap();
+
+        let loaded = history.load().unwrap();
+
+        assert_eq!(loaded.len(), MAX_HISTORY_ENTRIES);
+        assert_eq!(loaded.first().map(String::as_str), Some("5"));
+    }
+
+    #[test]
+    fn a_symlink_is_neither_read_nor_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "secret\n").unwrap();
+        symlink(&target, history.path()).unwrap();
+
+        assert!(matches!(
+            history.load(),
+            Err(HistoryError::Load(TrustError::Symlink { .. }))
+        ));
+        assert!(matches!(
+            history.append("x"),
+            Err(HistoryError::Symlink { .. })
+        ));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "secret\n");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        let path = std::ffi::CString::new(history.path().as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo only creates a file at a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+
+        assert!(matches!(
+            history.load(),
+            Err(HistoryError::Load(TrustError::NotAFile { .. }))
+        ));
+        // No reader on the FIFO: a blocking open would hang; this one fails at once.
+        assert!(matches!(
+            history.append("x"),
+            Err(HistoryError::Write { .. } | HistoryError::NotAFile { .. })
+        ));
+    }
+
+    #[test]
+    fn a_huge_file_is_not_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        let file = std::fs::File::create(history.path()).unwrap();
+        file.set_len(MAX_HISTORY_FILE_BYTES + 1).unwrap();
+
+        assert!(matches!(
+            history.load(),
+            Err(HistoryError::Load(TrustError::TooLarge { .. }))
+        ));
+    }
+}
