@@ -71,6 +71,10 @@ ch09 *args:
 ch10 *args:
     @cargo run -q -p agent-tutorial --bin ch10 -- "$@"
 
+# Chapter 11: recovery (retries, fallback model, truncation, overflow, Ctrl-C).
+ch11 *args:
+    @cargo run -q -p agent-tutorial --bin ch11 -- "$@"
+
 # Chapter 12: the persistent task graph in .tasks/.
 ch12 *args:
     @cargo run -q -p agent-tutorial --bin ch12 -- "$@"
@@ -78,6 +82,7 @@ ch12 *args:
 # The workspace's persistent task list (chapter 12 on): `just tasks list`, `just tasks show 3`.
 tasks *args:
     @cargo run -q -p agent-tutorial -- tasks "$@"
+
 # Chapter 13: background jobs.
 ch13 *args:
     @cargo run -q -p agent-tutorial --bin ch13 -- "$@"
@@ -127,9 +132,14 @@ test-ch09:
 test-ch10:
     @just _test-chapter "{{prompting}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10::
 
+# Chapter 11's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch11:
+    @just _test-chapter "{{recovery}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11::
+
 # Chapter 12's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch12:
     @just _test-chapter "{{tasks}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12::
+
 # Chapter 13's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch13:
     @just _test-chapter "{{jobs}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13::

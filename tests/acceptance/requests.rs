@@ -1,4 +1,4 @@
-//! Full-text request snapshots, chapters 3–9: every request a chapter's binary sends in a short
+//! Full-text request snapshots, chapters 3–9 and 11: every request a chapter's binary sends in a short
 //! scripted session (`--script` + `--record`), every message in full and every tool with its
 //! schema. A refactor that changes one byte the model receives shows up here as a diff; the
 //! labelled one-line snapshots of chapters 1, 2 and 10 live in their own modules.
@@ -171,4 +171,16 @@ fn ch09_a_memory_extracted_then_injected_as_its_own_message() {
         &["--prompt", "Format src/main.rs"],
     );
     insta::assert_snapshot!(format!("{first}══ second run\n{second}"));
+}
+
+#[test]
+fn ch11_the_first_request() {
+    let dir = workspace();
+    let text = recorded(
+        11,
+        dir.path(),
+        json!([{"content": "Nothing to do."}, {"content": "[]"}]),
+        &["--prompt", "look around"],
+    );
+    insta::assert_snapshot!(text);
 }

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use crate::Profile;
-use agent_core::{AgentRunner, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome};
+use agent_core::{
+    AgentRunner, Cancellation, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome,
+};
 use agent_jobs::JobManager;
 use agent_memory::MemorySession;
 
@@ -53,18 +55,44 @@ impl Agent {
     /// select before the turn, extract and consolidate after it. Memory failures are told as
     /// events and never change the outcome.
     pub async fn run_turn(&mut self, prompt: &str) -> Result<TurnOutcome, RunError> {
+        self.run_turn_cancellable(prompt, &Cancellation::new())
+            .await
+    }
+
+    /// [`run_turn`](Self::run_turn), stopped by `cancel` (Ctrl-C, chapter 11): the history is
+    /// left closed (every call answered) and the error is [`RunError::Cancelled`]. Memory
+    /// selection and extraction are model calls too, so they stop as well. A cancelled turn
+    /// extracts nothing; the store is written synchronously between two awaits (and
+    /// atomically), so dropping the session's future can never leave a record half written.
+    pub async fn run_turn_cancellable(
+        &mut self,
+        prompt: &str,
+        cancel: &Cancellation,
+    ) -> Result<TurnOutcome, RunError> {
         let Some(memory) = self.memory.clone() else {
-            return self.runner.run_turn(&mut self.history, prompt).await;
+            return self
+                .runner
+                .run_turn_cancellable(&mut self.history, prompt, cancel)
+                .await;
         };
-        memory.begin_turn(prompt).await;
+        cancel
+            .run(memory.begin_turn(prompt))
+            .await
+            .ok_or(RunError::Cancelled)?;
         let start = self.history.len();
-        let outcome = self.runner.run_turn(&mut self.history, prompt).await?;
+        let outcome = self
+            .runner
+            .run_turn_cancellable(&mut self.history, prompt, cancel)
+            .await?;
         // Memory reads this turn's messages once, as owned ones.
         let turn: Vec<Message> = self.history[start..]
             .iter()
             .map(|m| Message::clone(m))
             .collect();
-        memory.complete(&turn).await;
+        cancel
+            .run(memory.complete(&turn))
+            .await
+            .ok_or(RunError::Cancelled)?;
         Ok(outcome)
     }
 

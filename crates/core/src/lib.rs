@@ -6,6 +6,7 @@
 //! - [`pairing`]: the "every call gets exactly one result" invariant.
 //! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in;
 //!   [`event`]: what a run tells whoever watches it ([`AgentEvent`], [`EventSink`]).
+//! - [`cancel`]: stopping a turn cleanly (Ctrl-C, chapter 11).
 //! - [`verdict`]: the words permission decisions are made of (merged by `agent-policy`).
 //! - [`scripted`]: a replaying model for offline runs and tests.
 //! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
@@ -13,6 +14,7 @@
 //!
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
+pub mod cancel;
 pub mod error;
 pub mod event;
 pub mod message;
@@ -28,6 +30,7 @@ pub mod side_call;
 pub mod tool;
 pub mod verdict;
 
+pub use cancel::Cancellation;
 pub use error::error_chain;
 pub use event::{
     AgentEvent, CacheUse, CollectingSink, CompactionKind, EventSink, Events, NoEvents, PlanStep,

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use tracing::{debug, info, warn};
 
+use crate::cancel::{Cancellation, cancelled_failure};
 use crate::event::{AgentEvent, EventSink, NoEvents};
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
@@ -68,6 +69,10 @@ pub enum RunError {
     Pairing(PairingError),
     #[error("the prompt was blocked by a hook: {0}")]
     PromptBlocked(PromptBlocked),
+    /// The caller cancelled the turn (Ctrl-C). The history is closed: every call in it has a
+    /// result, those that did not finish `Error [cancelled]`.
+    #[error("cancelled: the turn was stopped before it finished")]
+    Cancelled,
 }
 
 /// How a turn ended.
@@ -284,6 +289,20 @@ impl AgentRunner {
         history: &mut Vec<Arc<Message>>,
         prompt: &str,
     ) -> Result<TurnOutcome, RunError> {
+        self.run_turn_cancellable(history, prompt, &Cancellation::new())
+            .await
+    }
+
+    /// [`run_turn`](Self::run_turn), stopped by `cancel`: the model call or the tool call
+    /// running then is dropped (a `bash` call's processes die with it), the calls of the reply
+    /// that did not finish are answered `Error [cancelled]`, and the turn ends in
+    /// [`RunError::Cancelled`] with `history` valid.
+    pub async fn run_turn_cancellable(
+        &self,
+        history: &mut Vec<Arc<Message>>,
+        prompt: &str,
+        cancel: &Cancellation,
+    ) -> Result<TurnOutcome, RunError> {
         let context = self
             .hooks
             .user_prompt_submit(prompt)
@@ -306,7 +325,14 @@ impl AgentRunner {
             if let Some(inbox) = &self.inbox {
                 history.extend(inbox.take().into_iter().map(Arc::new));
             }
-            let mut reply = self.request(history, requests).await?;
+            let Some(reply) = cancel.run(self.request(history, requests)).await else {
+                info!(
+                    requests,
+                    tool_calls, "turn cancelled during a model request"
+                );
+                return Err(RunError::Cancelled);
+            };
+            let mut reply = reply?;
             requests += 1;
             // Before anything runs or is stored: every call must be answerable exactly once.
             for (old, new) in assign_unique_ids(history, &mut reply.tool_calls) {
@@ -331,8 +357,15 @@ impl AgentRunner {
                 });
             }
 
-            let stopped = self.run_tool_batch(history, &reply.tool_calls).await;
+            let stopped = self
+                .run_tool_batch(history, &reply.tool_calls, cancel)
+                .await;
             tool_calls += reply.tool_calls.len();
+            // The batch is stored and closed; no further request once the user asked to stop.
+            if cancel.is_cancelled() {
+                info!(requests, tool_calls, "turn cancelled during tool calls");
+                return Err(RunError::Cancelled);
+            }
             if let Some(stop) = stopped {
                 return Ok(TurnOutcome {
                     final_text: stop.to_string(),
@@ -386,11 +419,13 @@ impl AgentRunner {
     }
 
     /// Answers every call of one reply, in order. Returns the stop when a hook ended the run;
-    /// later calls of the batch are still answered so the history stays paired.
+    /// later calls of the batch are still answered so the history stays paired. Once `cancel`
+    /// fires, the running call is dropped and it and the rest are answered `Error [cancelled]`.
     async fn run_tool_batch(
         &self,
         history: &mut Vec<Arc<Message>>,
         calls: &[ToolCall],
+        cancel: &Cancellation,
     ) -> Option<HookStop> {
         let mut stopped: Option<HookStop> = None;
         let mut batch: Vec<(ToolCall, String)> = Vec::with_capacity(calls.len());
@@ -402,9 +437,13 @@ impl AgentRunner {
                     "a hook stopped the run before this call ran",
                 ))
             } else {
-                let PostToolVerdict { output, stop } = self.run_one(call).await;
-                stopped = stop;
-                output
+                match cancel.run(self.run_one(call)).await {
+                    Some(PostToolVerdict { output, stop }) => {
+                        stopped = stop;
+                        output
+                    }
+                    None => Err(cancelled_failure()),
+                }
             };
             self.events.emit(&AgentEvent::ToolFinished {
                 call: call.clone(),

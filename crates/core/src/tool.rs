@@ -71,11 +71,13 @@ pub enum FailureCode {
     SubagentExecutionError,
     /// The subagent used all its turns without a final answer.
     SubagentTurnLimit,
+    /// The user cancelled the turn (Ctrl-C, chapter 11) before this call finished.
+    Cancelled,
 }
 
 impl FailureCode {
     /// Every code, in the order above.
-    pub const ALL: [FailureCode; 11] = [
+    pub const ALL: [FailureCode; 12] = [
         Self::UnknownTool,
         Self::InvalidJson,
         Self::InvalidArguments,
@@ -87,6 +89,7 @@ impl FailureCode {
         Self::HookStoppedContinuation,
         Self::SubagentExecutionError,
         Self::SubagentTurnLimit,
+        Self::Cancelled,
     ];
 
     /// The stable text the model sees.
@@ -103,6 +106,7 @@ impl FailureCode {
             Self::HookStoppedContinuation => "hook_stopped_continuation",
             Self::SubagentExecutionError => "subagent_execution_error",
             Self::SubagentTurnLimit => "subagent_turn_limit",
+            Self::Cancelled => "cancelled",
         }
     }
 }
@@ -239,6 +243,7 @@ mod failure_code_tests {
                 "hook_stopped_continuation",
                 "subagent_execution_error",
                 "subagent_turn_limit",
+                "cancelled",
             ]
         );
         // `ALL` lists every variant: this match stops compiling when one is added.
@@ -254,7 +259,8 @@ mod failure_code_tests {
                 | FailureCode::HookBlocked
                 | FailureCode::HookStoppedContinuation
                 | FailureCode::SubagentExecutionError
-                | FailureCode::SubagentTurnLimit => {}
+                | FailureCode::SubagentTurnLimit
+                | FailureCode::Cancelled => {}
             }
         }
     }

@@ -2,10 +2,12 @@
 //!
 //! Exit codes: 0 success; 1 the run failed (model error, turn limit, unused script);
 //! 2 the command cannot start (bad arguments, unknown or unbuilt chapter, missing
-//! configuration).
+//! configuration); 130 Ctrl-C ended the run (chapter 11 on).
 
 mod chapters;
 pub mod deps;
+mod interrupt;
+pub mod line_editor;
 mod memory;
 mod prompt;
 mod run;
@@ -40,6 +42,14 @@ impl CliError {
     pub fn runtime(error: impl Into<anyhow::Error>) -> Self {
         Self {
             code: 1,
+            error: error.into(),
+        }
+    }
+
+    /// Ctrl-C ended the run (chapter 11 on): exit code 130, as a shell reports SIGINT.
+    pub fn interrupted(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: interrupt::EXIT_INTERRUPTED,
             error: error.into(),
         }
     }

@@ -1,15 +1,16 @@
 //! `agent-tutorial run` and the chapter binaries: one turn, or an interactive loop.
 
-use std::io::Write;
 use std::sync::Arc;
 
-use agent_core::{ModelClient, ScriptedModel};
+use agent_core::{ModelClient, RunError, ScriptedModel, TurnOutcome};
 
 use crate::{Capability, Profile};
 use agent_openai::{ConfigOverrides, FallbackNeed, ModelEnv, OpenAiModel};
 use agent_recovery::{Fallback, RetryPolicy};
 
 use super::deps::{JsonlAudit, load_shell_hooks};
+use super::interrupt::Interrupts;
+use super::line_editor::{Input, LineEditor};
 use super::trust::HookTrust;
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
 use crate::bootstrap::{Agent, AgentDeps, build_agent};
@@ -151,51 +152,92 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     }
     let mut agent = build_agent(profile, deps).map_err(CliError::usage)?;
     let rt = runtime()?;
+    // Chapter 11 on, Ctrl-C cancels a turn cleanly; before, it keeps its default (the
+    // process dies), as those chapters always did.
+    let interrupts = if profile.has(Capability::Recovery) {
+        Some(Interrupts::install(&rt).map_err(CliError::runtime)?)
+    } else {
+        None
+    };
     match &args.prompt {
-        Some(prompt) => one_turn(&rt, &mut agent, prompt)?,
-        None => interactive(&rt, &mut agent)?,
+        Some(prompt) => one_turn(&rt, &mut agent, prompt, interrupts.as_ref())?,
+        None => interactive(&rt, &mut agent, interrupts.as_ref())?,
     }
     model.finish()
 }
 
-fn one_turn(rt: &tokio::runtime::Runtime, agent: &mut Agent, prompt: &str) -> CliResult {
-    let result = rt.block_on(agent.run_turn(prompt));
-    println!("{}", result.map_err(CliError::runtime)?.final_text);
-    Ok(())
+/// Runs one turn; with `interrupts` (chapter 11 on) a Ctrl-C cancels it.
+fn run_turn(
+    rt: &tokio::runtime::Runtime,
+    agent: &mut Agent,
+    prompt: &str,
+    interrupts: Option<&Interrupts>,
+) -> Result<TurnOutcome, RunError> {
+    match interrupts {
+        Some(interrupts) => {
+            let turn = interrupts.turn();
+            rt.block_on(agent.run_turn_cancellable(prompt, turn.cancellation()))
+        }
+        None => rt.block_on(agent.run_turn(prompt)),
+    }
 }
 
-/// `chNN >> ` on stderr; an empty line asks again; `exit`, `quit` or end of input ends.
-/// A failed turn is reported and the loop goes on: the history stays valid.
-fn interactive(rt: &tokio::runtime::Runtime, agent: &mut Agent) -> CliResult {
+/// A cancelled one-shot run ends with 130 and leaves the script check out: the run took the
+/// path the user chose, not the scripted one.
+fn one_turn(
+    rt: &tokio::runtime::Runtime,
+    agent: &mut Agent,
+    prompt: &str,
+    interrupts: Option<&Interrupts>,
+) -> CliResult {
+    match run_turn(rt, agent, prompt, interrupts) {
+        Ok(outcome) => {
+            println!("{}", outcome.final_text);
+            Ok(())
+        }
+        Err(RunError::Cancelled) => Err(CliError::interrupted(RunError::Cancelled)),
+        Err(err) => Err(CliError::runtime(err)),
+    }
+}
+
+/// `chNN >> ` prompt; an empty line asks again; `exit`, `quit` or end of input (Ctrl-D)
+/// ends. A failed or cancelled turn is reported and the loop goes on: the history stays
+/// valid. Chapter 11 on, a terminal gets a line editor and Ctrl-C at the prompt quits (130).
+fn interactive(
+    rt: &tokio::runtime::Runtime,
+    agent: &mut Agent,
+    interrupts: Option<&Interrupts>,
+) -> CliResult {
+    let prompt = format!("ch{:02} >> ", agent.profile().chapter);
+    let mut input = match interrupts {
+        Some(_) => LineEditor::open(),
+        None => LineEditor::Plain,
+    };
     loop {
         // Chapter 13: jobs that ended while the person was reading or typing.
         for line in agent.finished_jobs() {
             eprintln!("{line}");
         }
-        eprint!("ch{:02} >> ", agent.profile().chapter);
-        let _ = std::io::stderr().flush();
-        // Lock stdin only while reading a line: the approval prompt (chapter 3) reads from
-        // stdin too, in the middle of a turn.
-        let mut line = String::new();
-        if std::io::stdin()
-            .read_line(&mut line)
-            .map_err(CliError::runtime)?
-            == 0
-        {
-            eprintln!();
-            return Ok(());
-        }
-        let prompt = line.trim();
-        match prompt {
+        let line = match input.read(&prompt).map_err(CliError::runtime)? {
+            Input::Line(line) => line,
+            Input::End => {
+                eprintln!();
+                return Ok(());
+            }
+            Input::Interrupted => {
+                return Err(CliError::interrupted(anyhow::anyhow!(
+                    "interrupted at the prompt"
+                )));
+            }
+        };
+        match line.trim() {
             "" => continue,
             "exit" | "quit" => return Ok(()),
-            _ => {
-                let result = rt.block_on(agent.run_turn(prompt));
-                match result {
-                    Ok(outcome) => println!("{}", outcome.final_text),
-                    Err(err) => eprintln!("error: {err}"),
-                }
-            }
+            prompt => match run_turn(rt, agent, prompt, interrupts) {
+                Ok(outcome) => println!("{}", outcome.final_text),
+                Err(RunError::Cancelled) => eprintln!("[cancel] turn cancelled"),
+                Err(err) => eprintln!("error: {err}"),
+            },
         }
     }
 }

@@ -112,8 +112,9 @@ impl HooksFile {
 }
 
 /// Reads at most `limit` bytes of a regular file without following a final symlink and
-/// without blocking on a FIFO. A missing file is `None`.
-fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, TrustError> {
+/// without blocking on a FIFO. A missing file is `None`. Also reads the prompt history
+/// (`line_editor.rs`), the other file the CLI keeps outside the workspace.
+pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, TrustError> {
     let read_error = |source| TrustError::Read {
         path: path.to_path_buf(),
         source,

@@ -1,4 +1,5 @@
 mod call_ids;
+mod cancel;
 mod prompt_error;
 mod registry;
 mod runner;

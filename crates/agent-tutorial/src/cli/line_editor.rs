@@ -1,0 +1,376 @@
+//! The interactive mode's input (chapter 11 on): a real line editor on a terminal (rustyline:
+//! editing keys, ↑/↓ through earlier prompts, Ctrl-C and Ctrl-D as events), plain lines
+//! otherwise (a pipe, as the tests drive it), and the prompt history kept in the user's data
+//! directory.
+//!
+//! The history file lives outside any workspace, like the trust file (`trust.rs`), and is
+//! handled the same way: never through a symlink, never a FIFO, read bounded, created 0600.
+//! A history problem is a warning: the loop works without one.
+
+use std::ffi::OsString;
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{Behavior, Config, Editor};
+
+use super::trust::{TrustError, read_bounded};
+
+/// A larger history file is not loaded (and not appended to): it is the user's to trim.
+pub const MAX_HISTORY_FILE_BYTES: u64 = 1 << 20;
+/// At most this many earlier prompts are offered (the newest ones).
+pub const MAX_HISTORY_ENTRIES: usize = 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("no data directory to keep the prompt history in: set XDG_DATA_HOME or HOME")]
+    NoDataDir,
+    #[error("cannot load the prompt history")]
+    Load(#[source] TrustError),
+    #[error("{} is a symbolic link; refusing to write through it", path.display())]
+    Symlink { path: PathBuf },
+    #[error("{} is not a regular file", path.display())]
+    NotAFile { path: PathBuf },
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// `history` in the user's data directory.
+#[derive(Debug, Clone)]
+pub struct HistoryFile {
+    path: PathBuf,
+}
+
+impl HistoryFile {
+    /// `$XDG_DATA_HOME/agent-tutorial/history`, else `$HOME/.local/share/agent-tutorial/history`.
+    /// A relative `XDG_DATA_HOME` is ignored, as the XDG spec says.
+    pub fn from_env(var: impl Fn(&str) -> Option<OsString>) -> Result<Self, HistoryError> {
+        let base = match var("XDG_DATA_HOME").map(PathBuf::from) {
+            Some(dir) if dir.is_absolute() => dir,
+            _ => match var("HOME").map(PathBuf::from) {
+                Some(home) if home.is_absolute() => home.join(".local/share"),
+                _ => return Err(HistoryError::NoDataDir),
+            },
+        };
+        Ok(Self {
+            path: base.join("agent-tutorial").join("history"),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The newest [`MAX_HISTORY_ENTRIES`] prompts, oldest first; none when there is no file.
+    pub fn load(&self) -> Result<Vec<String>, HistoryError> {
+        let Some(bytes) =
+            read_bounded(&self.path, MAX_HISTORY_FILE_BYTES).map_err(HistoryError::Load)?
+        else {
+            return Ok(Vec::new());
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+        let skip = lines.len().saturating_sub(MAX_HISTORY_ENTRIES);
+        Ok(lines.into_iter().skip(skip).collect())
+    }
+
+    /// Appends one prompt as one line (line breaks become spaces). The folder is created
+    /// 0700 and the file 0600; a symlink or anything but a regular file is refused.
+    pub fn append(&self, entry: &str) -> Result<(), HistoryError> {
+        let write_error = |source| HistoryError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(write_error)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            // No-follow: a planted link is refused, not written through; non-blocking: a FIFO
+            // without a reader fails at once instead of hanging the prompt.
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&self.path);
+        let mut file = match file {
+            Ok(file) => file,
+            Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(HistoryError::Symlink {
+                    path: self.path.clone(),
+                });
+            }
+            Err(err) => return Err(write_error(err)),
+        };
+        if !file.metadata().map_err(write_error)?.is_file() {
+            return Err(HistoryError::NotAFile {
+                path: self.path.clone(),
+            });
+        }
+        let line: String = entry
+            .chars()
+            .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+            .collect();
+        writeln!(file, "{line}").map_err(write_error)
+    }
+}
+
+/// One read from the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Line(String),
+    /// Ctrl-D or the end of the input.
+    End,
+    /// Ctrl-C at the prompt.
+    Interrupted,
+}
+
+/// Where lines come from.
+pub(crate) enum LineEditor {
+    /// A terminal: rustyline, talking to the terminal itself (not stdout, which carries only
+    /// answers), with the history file when there is one.
+    Terminal {
+        editor: Box<Editor<(), DefaultHistory>>,
+        history: Option<HistoryFile>,
+    },
+    /// Not a terminal: plain lines from stdin, the prompt on stderr, no history.
+    Plain,
+}
+
+impl std::fmt::Debug for LineEditor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Terminal { history, .. } => f
+                .debug_struct("Terminal")
+                .field("history", history)
+                .finish_non_exhaustive(),
+            Self::Plain => f.write_str("Plain"),
+        }
+    }
+}
+
+impl LineEditor {
+    /// rustyline when stdin is a terminal, else plain lines.
+    pub(crate) fn open() -> Self {
+        if !io::stdin().is_terminal() {
+            return Self::Plain;
+        }
+        let config = Config::builder()
+            .max_history_size(MAX_HISTORY_ENTRIES)
+            .unwrap_or_else(|_| Config::builder())
+            .behavior(Behavior::PreferTerm)
+            .auto_add_history(false)
+            .build();
+        let mut editor = match Editor::<(), DefaultHistory>::with_config(config) {
+            Ok(editor) => editor,
+            Err(err) => {
+                tracing::warn!("no line editor ({err}); reading plain lines");
+                return Self::Plain;
+            }
+        };
+        let history = match HistoryFile::from_env(|k| std::env::var_os(k)) {
+            Ok(file) => match file.load() {
+                Ok(entries) => {
+                    for entry in entries {
+                        let _ = editor.add_history_entry(entry);
+                    }
+                    Some(file)
+                }
+                Err(err) => {
+                    warn_history(&err);
+                    None
+                }
+            },
+            Err(err) => {
+                warn_history(&err);
+                None
+            }
+        };
+        Self::Terminal {
+            editor: Box::new(editor),
+            history,
+        }
+    }
+
+    pub(crate) fn read(&mut self, prompt: &str) -> io::Result<Input> {
+        match self {
+            Self::Plain => read_plain(prompt),
+            Self::Terminal { editor, history } => match editor.readline(prompt) {
+                Ok(line) => {
+                    if !line.trim().is_empty() {
+                        let _ = editor.add_history_entry(line.as_str());
+                        if let Some(file) = history
+                            && let Err(err) = file.append(&line)
+                        {
+                            warn_history(&err);
+                            // Said once: later prompts are kept in memory only.
+                            *history = None;
+                        }
+                    }
+                    Ok(Input::Line(line))
+                }
+                Err(ReadlineError::Eof) => Ok(Input::End),
+                Err(ReadlineError::Interrupted) => Ok(Input::Interrupted),
+                Err(ReadlineError::Io(err)) => Err(err),
+                Err(err) => Err(io::Error::other(err)),
+            },
+        }
+    }
+}
+
+fn warn_history(err: &HistoryError) {
+    tracing::warn!(
+        "prompt history off: {}",
+        agent_core::error_chain(err as &dyn std::error::Error)
+    );
+}
+
+/// The prompt on stderr, one line from stdin. Stdin is locked only while reading: the
+/// approval prompt (chapter 3) reads from it too, in the middle of a turn.
+pub(crate) fn read_plain(prompt: &str) -> io::Result<Input> {
+    eprint!("{prompt}");
+    let _ = io::stderr().flush();
+    let mut line = String::new();
+    if io::stdin().lock().read_line(&mut line)? == 0 {
+        return Ok(Input::End);
+    }
+    Ok(Input::Line(line))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    use super::*;
+
+    fn history_in(dir: &Path) -> HistoryFile {
+        let data = dir.to_path_buf();
+        HistoryFile::from_env(move |key| (key == "XDG_DATA_HOME").then(|| data.clone().into()))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_file_is_in_the_data_directory_and_a_relative_xdg_data_home_is_ignored() {
+        let env = |xdg: &'static str| {
+            move |key: &str| match key {
+                "XDG_DATA_HOME" => Some(OsString::from(xdg)),
+                "HOME" => Some(OsString::from("/home/u")),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            HistoryFile::from_env(env("/data")).unwrap().path(),
+            Path::new("/data/agent-tutorial/history")
+        );
+        assert_eq!(
+            HistoryFile::from_env(env("relative")).unwrap().path(),
+            Path::new("/home/u/.local/share/agent-tutorial/history")
+        );
+        assert!(matches!(
+            HistoryFile::from_env(|_| None),
+            Err(HistoryError::NoDataDir)
+        ));
+    }
+
+    #[test]
+    fn prompts_are_appended_one_line_each_to_a_0600_file_and_loaded_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        assert_eq!(history.load().unwrap(), Vec::<String>::new());
+
+        history.append("list the files").unwrap();
+        history.append("two\nlines").unwrap();
+
+        assert_eq!(history.load().unwrap(), ["list the files", "two lines"]);
+        let mode = std::fs::metadata(history.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let folder = std::fs::metadata(history.path().parent().unwrap()).unwrap();
+        assert_eq!(folder.permissions().mode() & 0o777, 0o700);
+    }
+
+    #[test]
+    fn only_the_newest_entries_are_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        let lines: Vec<String> = (0..MAX_HISTORY_ENTRIES + 5)
+            .map(|i| i.to_string())
+            .collect();
+        std::fs::write(history.path(), lines.join("\n")).unwrap();
+
+        let loaded = history.load().unwrap();
+
+        assert_eq!(loaded.len(), MAX_HISTORY_ENTRIES);
+        assert_eq!(loaded.first().map(String::as_str), Some("5"));
+    }
+
+    #[test]
+    fn a_symlink_is_neither_read_nor_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "secret\n").unwrap();
+        symlink(&target, history.path()).unwrap();
+
+        assert!(matches!(
+            history.load(),
+            Err(HistoryError::Load(TrustError::Symlink { .. }))
+        ));
+        assert!(matches!(
+            history.append("x"),
+            Err(HistoryError::Symlink { .. })
+        ));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "secret\n");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        let path = std::ffi::CString::new(history.path().as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo only creates a file at a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+
+        assert!(matches!(
+            history.load(),
+            Err(HistoryError::Load(TrustError::NotAFile { .. }))
+        ));
+        // No reader on the FIFO: a blocking open would hang; this one fails at once.
+        assert!(matches!(
+            history.append("x"),
+            Err(HistoryError::Write { .. } | HistoryError::NotAFile { .. })
+        ));
+    }
+
+    #[test]
+    fn a_huge_file_is_not_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        let file = std::fs::File::create(history.path()).unwrap();
+        file.set_len(MAX_HISTORY_FILE_BYTES + 1).unwrap();
+
+        assert!(matches!(
+            history.load(),
+            Err(HistoryError::Load(TrustError::TooLarge { .. }))
+        ));
+    }
+}
