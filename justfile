@@ -15,6 +15,7 @@ prompting := memory + " -p agent-prompting"
 recovery := prompting + " -p agent-recovery"
 tasks := recovery + " -p agent-tasks"
 jobs := tasks + " -p agent-jobs"
+cron := jobs + " -p agent-cron"
 
 default:
     @just --list
@@ -87,6 +88,14 @@ tasks *args:
 ch13 *args:
     @cargo run -q -p agent-tutorial --bin ch13 -- "$@"
 
+# Chapter 14: prompts that run on a schedule.
+ch14 *args:
+    @cargo run -q -p agent-tutorial --bin ch14 -- "$@"
+
+# The workspace's durable schedules (chapter 14 on): `just cron list`.
+cron *args:
+    @cargo run -q -p agent-tutorial -- cron "$@"
+
 # The given crates' tests, then the acceptance tests of the given modules (offline).
 _test-chapter crates +modules:
     cargo test {{crates}}
@@ -143,6 +152,10 @@ test-ch12:
 # Chapter 13's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch13:
     @just _test-chapter "{{jobs}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13::
+
+# Chapter 14's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch14:
+    @just _test-chapter "{{cron}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14::
 
 # SmolLM2-135M via llama-cpp-python; first run: ~100 MB download and a ~12 minute build.
 # Set up and start a small real model on 127.0.0.1 and print the OPENAI_* settings to use.

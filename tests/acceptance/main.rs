@@ -16,6 +16,7 @@ mod ch10;
 mod ch11;
 mod ch12;
 mod ch13;
+mod ch14;
 mod cli;
 mod docs;
 mod requests;

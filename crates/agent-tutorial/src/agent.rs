@@ -7,6 +7,7 @@ use crate::Profile;
 use agent_core::{
     AgentRunner, Cancellation, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome,
 };
+use agent_cron::Scheduler;
 use agent_jobs::JobManager;
 use agent_memory::MemorySession;
 
@@ -23,6 +24,8 @@ pub struct Agent {
     pub(crate) memory: Option<Arc<MemorySession>>,
     /// The session's background jobs (chapter 13 on).
     pub(crate) jobs: Option<Arc<JobManager>>,
+    /// The scheduled prompts (chapter 14 on); the REPL asks it what is due between turns.
+    pub(crate) scheduler: Option<Arc<Scheduler>>,
 }
 
 impl Agent {
@@ -41,6 +44,11 @@ impl Agent {
     /// The session's background jobs (chapter 13 on).
     pub fn jobs(&self) -> Option<&Arc<JobManager>> {
         self.jobs.as_ref()
+    }
+
+    /// The scheduled prompts (chapter 14 on).
+    pub fn scheduler(&self) -> Option<&Arc<Scheduler>> {
+        self.scheduler.as_ref()
     }
 
     /// One line per background job that ended since the last call, for the person.

@@ -15,6 +15,7 @@ use agent_core::{
     AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents, PermissionGate,
     RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
+use agent_cron::{Scheduler, SystemClock};
 use agent_jobs::{JobConfig, JobManager};
 use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
 use agent_policy::{
@@ -68,6 +69,9 @@ pub struct AgentDeps {
     pub max_tokens: Option<u32>,
     /// Background jobs' time limit, log cap and clock (chapter 13).
     pub jobs: JobConfig,
+    /// Where the scheduler's "now" comes from (chapter 14): the system clock, or a hand-set
+    /// one in tests.
+    pub cron_clock: Arc<dyn agent_cron::Clock>,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -100,6 +104,7 @@ impl AgentDeps {
             fallback: None,
             max_tokens: None,
             jobs: JobConfig::default(),
+            cron_clock: Arc::new(SystemClock),
         }
     }
 }
@@ -382,6 +387,14 @@ fn build(
     if let Some(store) = &task_store {
         tools = agent_tasks::register(tools, store);
     }
+    // Chapter 14: scheduled prompts, for the main agent only (a subagent ends with its task;
+    // the REPL that runs what is due talks to the main agent).
+    let scheduler = profile
+        .has(Capability::Cron)
+        .then(|| Arc::new(Scheduler::new(&workspace, deps.cron_clock.clone())));
+    if let Some(scheduler) = &scheduler {
+        tools = agent_cron::add_cron_tools(tools, scheduler);
+    }
     let tools = Arc::new(tools.build()?);
 
     let memory = profile.has(Capability::Memory).then(|| {
@@ -459,6 +472,7 @@ fn build(
         history: Vec::new(),
         memory,
         jobs,
+        scheduler,
     })
 }
 

@@ -106,7 +106,8 @@ const TABLE: &[Profile] = &[
     row(11, Built,   &[C::Recovery],              "recovery: truncation, prompt-too-long, 429/5xx, fallback model"),
     row(12, Built,   &[C::TaskGraph],             "tasks that outlive the conversation: a persistent DAG in .tasks/"),
     row(13, Built,   &[C::Background],            "background jobs: work that runs while the agent keeps talking"),
-    row(14, Planned, &[C::Cron],                  "cron: prompts that run on a schedule"),
+    row(14, Built,   &[C::Cron],                  "cron: prompts that run on a schedule"),
+    row(15, Planned, &[],                         "teammates: persistent teammates running concurrently, FIFO inboxes"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -174,8 +175,8 @@ mod tests {
     #[test]
     fn unknown_and_unbuilt_chapters_are_errors() {
         assert_eq!(Profile::for_chapter(0), Err(ProfileError::Unknown(0)));
-        assert_eq!(Profile::for_chapter(15), Err(ProfileError::Unknown(15)));
-        assert_eq!(Profile::for_chapter(14), Err(ProfileError::NotBuilt(14)));
+        assert_eq!(Profile::for_chapter(16), Err(ProfileError::Unknown(16)));
+        assert_eq!(Profile::for_chapter(15), Err(ProfileError::NotBuilt(15)));
     }
 
     #[test]

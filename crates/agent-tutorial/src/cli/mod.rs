@@ -5,12 +5,14 @@
 //! configuration); 130 Ctrl-C ended the run (chapter 11 on).
 
 mod chapters;
+mod cron;
 pub mod deps;
 mod interrupt;
 pub mod line_editor;
 mod memory;
 mod prompt;
 mod run;
+pub mod scheduled;
 mod tasks;
 pub mod trust;
 
@@ -90,6 +92,8 @@ enum Command {
     Memory(memory::MemoryArgs),
     /// Show the workspace's persistent task list (chapter 12 on).
     Tasks(tasks::TasksArgs),
+    /// Show the workspace's durable scheduled prompts (chapter 14 on).
+    Cron(cron::CronArgs),
     /// Review the workspace's shell hooks (.agent_tutorial/hooks.json) and trust that exact
     /// file, so chapter 4 on runs them; a changed file needs trusting again.
     Trust(trust::TrustArgs),
@@ -184,6 +188,7 @@ pub fn main() -> ExitCode {
         Command::Prompt(args) => prompt::prompt(&args, &env),
         Command::Memory(args) => memory::memory(&args),
         Command::Tasks(args) => tasks::tasks(&args),
+        Command::Cron(args) => cron::cron(&args),
         Command::Trust(args) => trust::trust(&args),
         Command::Chapters => {
             print!("{}", chapters::table());

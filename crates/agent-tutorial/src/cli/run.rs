@@ -160,7 +160,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         None
     };
     match &args.prompt {
-        Some(prompt) => one_turn(&rt, &mut agent, prompt, interrupts.as_ref())?,
+        Some(prompt) => {
+            one_turn(&rt, &mut agent, prompt, interrupts.as_ref())?;
+            // Chapter 14: what is due runs after the prompt's turn, before the process exits.
+            super::scheduled::run_due(&mut agent, |a, p| run_turn(&rt, a, p, interrupts.as_ref()));
+        }
         None => interactive(&rt, &mut agent, interrupts.as_ref())?,
     }
     model.finish()
@@ -214,6 +218,8 @@ fn interactive(
         None => LineEditor::Plain,
     };
     loop {
+        // Chapter 14: schedules due now (after a turn, or missed while the process was down).
+        super::scheduled::run_due(agent, |a, p| run_turn(rt, a, p, interrupts));
         // Chapter 13: jobs that ended while the person was reading or typing.
         for line in agent.finished_jobs() {
             eprintln!("{line}");
