@@ -177,7 +177,7 @@ local chapter *args:
 ch10-local *args:
     @just local 10 "$@"
 
-# Chapters 1, 2 and 10 against the local model, with checks (starts the server if needed).
+# Chapters 1, 2, 10 and 11 against the local model, with checks (starts the server if needed).
 e2e-local:
     bash scripts/e2e-local.sh
 

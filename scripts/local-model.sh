@@ -110,10 +110,12 @@ if [ -z "$running" ]; then
     fi
 fi
 
+# Chapter 11 on needs a fallback model for overloaded answers; the one local model is its own.
 cat >"$dir/env" <<ENV
 OPENAI_BASE_URL=http://127.0.0.1:$port/v1
 OPENAI_API_KEY=local
 OPENAI_MODEL=smollm2-135m
+OPENAI_FALLBACK_MODEL=smollm2-135m
 ENV
 say "ready. Use these settings (also in .local-model/env; export them or copy them into .env):"
 sed 's/^/export /' "$dir/env"

@@ -22,7 +22,8 @@ pub struct RetryPolicy {
     pub deadline: Duration,
     /// Overloaded answers (503, 529) in a row before the fallback model is asked.
     pub fallback_after: u32,
-    /// The completion limit of the one retry after a cut-off reply, at least.
+    /// The least completion limit of the one retry after a reply cut off by the server's own
+    /// default (no `max_tokens` set); with a limit set, the retry doubles it.
     pub larger_max_tokens: u32,
     /// How many times a reply still cut off is continued.
     pub continuations: u32,

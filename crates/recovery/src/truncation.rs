@@ -29,14 +29,18 @@ fn add_usage(total: Option<Usage>, more: Option<Usage>) -> Option<Usage> {
 }
 
 impl RecoveringModel {
-    /// The limit of the retry: twice what the cut-off reply had, and at least the policy's.
+    /// The limit of the retry: twice the limit the cut-off reply had (the request's own or the
+    /// configured `--max-tokens`). With no limit set, the server's default cut it, which the
+    /// client does not know: twice what the reply produced, and at least the policy's.
     fn larger_limit(&self, request: &ModelRequest, reply: &ModelReply) -> u32 {
-        let had = request
-            .max_tokens
-            .or(self.configured_max_tokens)
-            .or(reply.usage.map(|u| u.completion_tokens))
-            .unwrap_or(0);
-        had.saturating_mul(2).max(self.policy.larger_max_tokens)
+        match request.max_tokens.or(self.configured_max_tokens) {
+            Some(had) => had.saturating_mul(2),
+            None => reply
+                .usage
+                .map_or(0, |u| u.completion_tokens)
+                .saturating_mul(2)
+                .max(self.policy.larger_max_tokens),
+        }
     }
 
     pub(crate) async fn repair_cut_off(

@@ -26,6 +26,27 @@ async fn a_cut_off_reply_is_asked_again_once_with_a_larger_limit() {
 }
 
 #[tokio::test]
+async fn with_a_configured_limit_the_retry_doubles_it() {
+    // `--max-tokens 256` cut the reply: the retry asks for 512, not the 8192 meant for a reply
+    // cut by a server default nobody knows (a small local model would ramble for minutes).
+    let server = server(vec![text("Hel", "length"), text("Hello world", "stop")]).await;
+    let mut rig = Rig::new(openai(&server, "m"), RetryPolicy::default());
+    rig.model = rig.model.configured_max_tokens(Some(256));
+    let reply = rig.model.complete(&hi()).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("Hello world"));
+    let limits: Vec<_> = bodies(&server)
+        .await
+        .iter()
+        .map(|b| b.get("max_tokens").cloned())
+        .collect();
+    assert_eq!(limits, [None, Some(json!(512))]);
+    assert_eq!(
+        rig.lines(),
+        ["reply cut off at the length limit: retrying with max_tokens 512"]
+    );
+}
+
+#[tokio::test]
 async fn a_reply_still_cut_off_is_continued_and_the_parts_joined() {
     let server = server(vec![
         text("The quick", "length"),
