@@ -157,8 +157,9 @@ test-ch13:
 test-ch14:
     @just _test-chapter "{{cron}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14::
 
-# SmolLM2-135M via llama-cpp-python; first run: ~100 MB download and a ~12 minute build.
-# Set up and start a small real model on 127.0.0.1 and print the OPENAI_* settings to use.
+# SmolLM2-135M on llama.cpp's llama-server; first run: ~100 MB of weights, 76 MB of source and
+# a one-time build of the server (see README). Set up and start it on 127.0.0.1 and print the
+# OPENAI_* settings to use.
 local-model:
     bash scripts/local-model.sh
 
@@ -179,6 +180,10 @@ ch10-local *args:
 # Chapters 1, 2 and 10 against the local model, with checks (starts the server if needed).
 e2e-local:
     bash scripts/e2e-local.sh
+
+# Five fixed small tasks against the local model: success, requests, tool calls, seconds.
+eval-local:
+    bash scripts/eval-local.sh
 
 # Every test in the workspace (offline, no credentials).
 test:

@@ -90,19 +90,30 @@ pub enum FallbackNeed {
     Required,
 }
 
+/// The flags a person can pass instead of the missing variables: the two every chapter takes,
+/// and `--fallback-model` when that is what is missing (chapter 11 on).
+fn matching_flags(missing: &[&'static str]) -> &'static str {
+    if missing.contains(&FALLBACK_MODEL_VAR) {
+        "--model, --base-url, --fallback-model"
+    } else {
+        "--model, --base-url"
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error(
         "missing model configuration: {}.\n\
          Set {} in the environment (for example `export {}=...`) or in a `.env` file in the \
-         working directory, or pass the matching flag (--model, --base-url).\n\
+         working directory, or pass the matching flag ({}).\n\
          OPENAI_BASE_URL defaults to {DEFAULT_BASE_URL}; for a local OpenAI-compatible server set \
          it to the server's /v1 address, and any non-empty key works (OPENAI_API_KEY=local).\n\
          No API key? Run `just local-model` to serve a small model on 127.0.0.1; it prints the \
          settings to use.",
         .missing.join(", "),
         if .missing.len() == 1 { "it" } else { "them" },
-        .missing[0]
+        .missing[0],
+        matching_flags(.missing)
     )]
     Missing { missing: Vec<&'static str> },
     #[error(

@@ -84,8 +84,13 @@ fn chapter_11_needs_a_fallback_model_like_the_other_settings() {
         .stdout("");
     let stderr = stderr_of(assert);
     assert_eq!(
-        stderr.lines().next(),
-        Some("error: missing model configuration: OPENAI_FALLBACK_MODEL.")
+        stderr.lines().take(2).collect::<Vec<_>>(),
+        [
+            "error: missing model configuration: OPENAI_FALLBACK_MODEL.",
+            "Set it in the environment (for example `export OPENAI_FALLBACK_MODEL=...`) or in a \
+             `.env` file in the working directory, or pass the matching flag (--model, --base-url, \
+             --fallback-model).",
+        ]
     );
 }
 
