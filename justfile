@@ -185,6 +185,10 @@ e2e-local:
 eval-local:
     bash scripts/eval-local.sh
 
+# Chapter 10's five-turn session on the local model, per memory placement, with --cache-report.
+cache-report-local:
+    bash scripts/cache-report-local.sh
+
 # Every test in the workspace (offline, no credentials).
 test:
     cargo test --workspace

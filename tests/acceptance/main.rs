@@ -3,6 +3,7 @@
 //! One test binary with one module per chapter, so `just test-chNN` can filter on `chNN::`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cache;
 mod ch01;
 mod ch02;
 mod ch03;

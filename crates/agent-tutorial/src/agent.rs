@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::Profile;
+use crate::{MemoryPlacement, Profile};
 use agent_core::{
     AgentRunner, Cancellation, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome,
 };
@@ -22,6 +22,8 @@ pub struct Agent {
     pub(crate) history: Vec<Arc<Message>>,
     /// The per-turn lifecycle around the loop (chapter 9 on); what it does is told as events.
     pub(crate) memory: Option<Arc<MemorySession>>,
+    /// Where the selected memories go (chapter 10 on; always `Prompt` before).
+    pub(crate) memory_placement: MemoryPlacement,
     /// The session's background jobs (chapter 13 on).
     pub(crate) jobs: Option<Arc<JobManager>>,
     /// The scheduled prompts (chapter 14 on); the REPL asks it what is due between turns.
@@ -87,6 +89,13 @@ impl Agent {
             .run(memory.begin_turn(prompt))
             .await
             .ok_or(RunError::Cancelled)?;
+        // Stored, not added per request: the next turn's requests then start with this one's
+        // bytes, block included, and a provider's prompt cache keeps serving them.
+        if self.memory_placement == MemoryPlacement::Reminder
+            && let Some(block) = memory.render_selected()
+        {
+            self.history.push(Arc::new(Message::system(block)));
+        }
         let start = self.history.len();
         let outcome = self
             .runner

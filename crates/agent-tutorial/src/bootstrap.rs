@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::{Capability, Profile};
+use crate::{Capability, MemoryPlacement, Profile};
 use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
 use agent_hooks::HookRegistry;
 
@@ -72,6 +72,8 @@ pub struct AgentDeps {
     /// Where the scheduler's "now" comes from (chapter 14): the system clock, or a hand-set
     /// one in tests.
     pub cron_clock: Arc<dyn agent_cron::Clock>,
+    /// Where the selected memories go (chapter 10 on; ignored before).
+    pub memory_placement: MemoryPlacement,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -105,6 +107,7 @@ impl AgentDeps {
             max_tokens: None,
             jobs: JobConfig::default(),
             cron_clock: Arc::new(SystemClock),
+            memory_placement: MemoryPlacement::Prompt,
         }
     }
 }
@@ -419,13 +422,21 @@ fn build(
         };
         Arc::new(session.with_selection(selected))
     });
+    let placement = if profile.has(Capability::DynamicPrompt) {
+        deps.memory_placement
+    } else {
+        MemoryPlacement::Prompt
+    };
     let prompt: Arc<dyn SystemPromptProvider> = if profile.has(Capability::DynamicPrompt) {
+        // `Reminder`: the prompt never shows memory; `Agent` stores the block in the history.
         let provider = dynamic_prompt(
             profile,
             &workspace,
             &tools,
             &skills,
-            memory.as_ref(),
+            memory
+                .as_ref()
+                .filter(|_| placement == MemoryPlacement::Prompt),
             task_store.as_ref(),
         )?;
         Arc::new(provider.events(events.clone()))
@@ -471,6 +482,7 @@ fn build(
         runner: runner.build(),
         history: Vec::new(),
         memory,
+        memory_placement: placement,
         jobs,
         scheduler,
     })

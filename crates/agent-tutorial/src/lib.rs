@@ -8,11 +8,14 @@
 
 mod agent;
 pub mod bootstrap;
+pub mod cache_report;
 pub mod cli;
+pub mod memory_placement;
 pub mod observer;
 pub mod profile;
 pub mod render;
 pub mod spinner;
 
 pub use bootstrap::{Agent, AgentDeps, BuildError, build_agent, build_preview_agent};
+pub use memory_placement::MemoryPlacement;
 pub use profile::{Capability, Profile, ProfileError, Status};

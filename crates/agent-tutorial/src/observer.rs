@@ -7,6 +7,8 @@ use std::sync::{Mutex, PoisonError};
 use agent_core::{AgentEvent, EventSink, ModelReply, PlanStep, StepStatus, ToolFailure};
 use agent_policy::escape_controls;
 
+use crate::cache_report::{CacheLedger, CacheRow};
+
 /// The subagent tool's name (chapter 6): calls made while one is open are the child's.
 const TASK_TOOL: &str = "task";
 
@@ -21,6 +23,8 @@ pub struct CliObserver {
     /// The names of the tool calls started and not finished yet, outermost first. Calls run
     /// one after another, so a call started while a `task` call is open is the subagent's.
     open_calls: Mutex<Vec<String>>,
+    /// `--cache-report`: one row per request, printed after the run.
+    cache: Option<Mutex<CacheLedger>>,
 }
 
 impl CliObserver {
@@ -39,6 +43,24 @@ impl CliObserver {
             plan: Mutex::default(),
             pending_plan: Mutex::default(),
             open_calls: Mutex::default(),
+            cache: None,
+        })
+    }
+
+    /// Also keeps the cache report's rows (`--cache-report`).
+    pub fn with_cache_report(mut self) -> Self {
+        self.cache = Some(Mutex::default());
+        self
+    }
+
+    /// The cache report's rows so far (none without [`Self::with_cache_report`]).
+    pub fn cache_rows(&self) -> Vec<CacheRow> {
+        self.cache.as_ref().map_or_else(Vec::new, |ledger| {
+            ledger
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .rows()
+                .to_vec()
         })
     }
 }
@@ -166,6 +188,12 @@ pub fn compaction_line(kind: agent_core::CompactionKind, before: usize, after: u
 
 impl EventSink for CliObserver {
     fn emit(&self, event: &AgentEvent) {
+        if let Some(ledger) = &self.cache {
+            ledger
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .observe(event, std::time::Instant::now());
+        }
         let line = match event {
             AgentEvent::RequestSent { request, .. } => return self.record(request),
             AgentEvent::ReplyReceived(reply) => match reply_notice(reply) {

@@ -29,6 +29,9 @@ pub struct OpenAiModel {
     model: String,
     sampling: Sampling,
     key: ApiKey,
+    /// Sent as `prompt_cache_key` with every request (chapter 10 on), see
+    /// [`OpenAiModel::prompt_cache_key`].
+    cache_key: Option<String>,
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -52,7 +55,18 @@ impl OpenAiModel {
             model: config.model.clone(),
             sampling: config.sampling,
             key: config.api_key.clone(),
+            cache_key: None,
         })
+    }
+
+    /// Sends `key` as `prompt_cache_key` with every request: one id for the whole session, so
+    /// a provider that shards its prompt cache routes every request of the session to the
+    /// same cache (OpenAI; servers that do not know the field ignore it). It goes in here, at
+    /// the wire, and not into [`ModelRequest`]: it says where to look the prefix up, not what
+    /// the model reads, so recorded requests and request snapshots stay as they were.
+    pub fn prompt_cache_key(mut self, key: impl Into<String>) -> Self {
+        self.cache_key = Some(key.into());
+        self
     }
 
     /// Changes the reply size bound (default [`crate::http::DEFAULT_MAX_REPLY_BYTES`]).
@@ -209,7 +223,8 @@ fn from_chat_response(response: CreateChatCompletionResponse) -> Result<ModelRep
 #[async_trait]
 impl ModelClient for OpenAiModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        let body = to_chat_request(&self.model, self.sampling, request);
+        let mut body = to_chat_request(&self.model, self.sampling, request);
+        body.prompt_cache_key.clone_from(&self.cache_key);
         tracing::debug!(model = %self.model, messages = body.messages.len(), "chat completion");
         let bytes = serde_json::to_vec(&body).map_err(|err| ModelError::InvalidResponse {
             message: format!("cannot encode the request: {err}"),

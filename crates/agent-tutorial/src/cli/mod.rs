@@ -163,6 +163,20 @@ pub struct RunArgs {
     /// `agent-tutorial trust` (for CI, or a repository you wrote). Off by default.
     #[arg(long)]
     pub trust_hooks: bool,
+    /// After the run, print on stderr one row per model request: its size, the stable prefix
+    /// it shares with the request before (what a provider's prompt cache can reuse), and the
+    /// prompt and cached tokens the server reported (`-` when it did not). `=json`: as JSON.
+    #[arg(long, value_enum, value_name = "FORMAT", num_args = 0..=1,
+          default_missing_value = "table", require_equals = true)]
+    pub cache_report: Option<crate::cache_report::ReportFormat>,
+    /// With --cache-report: print the report as JSON (the same as --cache-report=json).
+    #[arg(long, requires = "cache_report")]
+    pub json: bool,
+    /// Chapter 10 on: where the selected memories go. `prompt` (default): the system prompt's
+    /// `## memory` section; `reminder`: a static system prompt, and the block as a system
+    /// message before each turn's user message, so a new selection keeps the cached history.
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub memory_placement: Option<crate::MemoryPlacement>,
 }
 
 #[derive(Debug, Parser)]

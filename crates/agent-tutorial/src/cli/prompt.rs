@@ -103,8 +103,12 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
             .clone()
             .or_else(|| env.get(agent_openai::config::MODEL_VAR))
             .unwrap_or_else(|| "$OPENAI_MODEL".to_string());
-        let body =
+        let mut body =
             agent_openai::to_chat_request(&model, agent_openai::Sampling::default(), &request);
+        // A run makes one key per session (chapter 10 on); a preview has no session.
+        if profile.has(crate::Capability::DynamicPrompt) {
+            body.prompt_cache_key = Some("<session id>".to_string());
+        }
         let text = serde_json::to_string_pretty(&body).map_err(CliError::runtime)?;
         println!("{text}");
     } else {

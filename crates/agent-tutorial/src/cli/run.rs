@@ -102,17 +102,23 @@ fn choose_model(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult<M
     let config = agent_openai::resolve(&overrides, |k| env.get(k), dotenv.as_deref())
         .map_err(CliError::usage)?;
     tracing::info!(base_url = %config.base_url, model = %config.model, "model configuration");
-    let model = OpenAiModel::new(&config).map_err(CliError::usage)?;
+    // Chapter 10 on: one prompt cache key for the whole session (see `session_cache_key`).
+    let cache_key = profile
+        .has(Capability::DynamicPrompt)
+        .then(session_cache_key);
+    let build = |config: &agent_openai::OpenAiConfig| -> CliResult<OpenAiModel> {
+        let model = OpenAiModel::new(config).map_err(CliError::usage)?;
+        Ok(match &cache_key {
+            Some(key) => model.prompt_cache_key(key.clone()),
+            None => model,
+        })
+    };
+    let model = build(&config)?;
     let fallback = match &config.fallback_model {
-        Some(name) => {
-            let config = agent_openai::OpenAiConfig {
-                model: name.clone(),
-                ..config.clone()
-            };
-            Some(Arc::new(
-                OpenAiModel::new(&config).map_err(CliError::usage)?,
-            ))
-        }
+        Some(name) => Some(Arc::new(build(&agent_openai::OpenAiConfig {
+            model: name.clone(),
+            ..config.clone()
+        })?)),
         None => None,
     };
     Ok(ModelChoice::Real {
@@ -121,11 +127,39 @@ fn choose_model(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult<M
     })
 }
 
+/// A new id for this session's `prompt_cache_key`, made once at start-up: random enough that
+/// two sessions never share one (std's `RandomState` is seeded from the OS), and then the same
+/// for every request, so the provider routes them all to one cache.
+fn session_cache_key() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        hasher.write_u128(now.as_nanos());
+    }
+    format!("agent-tutorial-{:016x}", hasher.finish())
+}
+
+/// `--memory-placement` means something only where the prompt is built at run time.
+fn memory_placement(profile: Profile, args: &RunArgs) -> CliResult<crate::MemoryPlacement> {
+    match args.memory_placement {
+        Some(_) if !profile.has(Capability::DynamicPrompt) => {
+            Err(CliError::usage(anyhow::anyhow!(
+                "--memory-placement needs chapter 10 or later: chapter {}'s system prompt is fixed (chapter 9 sends memory as its own message)",
+                profile.chapter
+            )))
+        }
+        placement => Ok(placement.unwrap_or_default()),
+    }
+}
+
 /// `env` holds the `OPENAI_*` variables taken out of the process environment at start-up.
 pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
+    let placement = memory_placement(profile, args)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
     let model = choose_model(profile, args, env)?;
     let mut deps = AgentDeps::new(model.client(), workspace.clone());
+    deps.memory_placement = placement;
     deps.retry = retry_policy(args);
     deps.fallback = model.fallback();
     deps.max_tokens = args.max_tokens;
@@ -136,7 +170,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
             path.display()
         ))
     })?;
-    deps.events = Arc::new(observer);
+    let observer = Arc::new(match args.cache_report {
+        Some(_) => observer.with_cache_report(),
+        None => observer,
+    });
+    deps.events = observer.clone();
     deps.max_turns = args.max_turns;
     deps.final_answer = args.final_answer;
     deps.approval = Some(args.approve.provider());
@@ -159,14 +197,26 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     } else {
         None
     };
-    match &args.prompt {
-        Some(prompt) => {
-            one_turn(&rt, &mut agent, prompt, interrupts.as_ref())?;
+    let outcome = match &args.prompt {
+        Some(prompt) => one_turn(&rt, &mut agent, prompt, interrupts.as_ref()).map(|()| {
             // Chapter 14: what is due runs after the prompt's turn, before the process exits.
             super::scheduled::run_due(&mut agent, |a, p| run_turn(&rt, a, p, interrupts.as_ref()));
-        }
-        None => interactive(&rt, &mut agent, interrupts.as_ref())?,
+        }),
+        None => interactive(&rt, &mut agent, interrupts.as_ref()),
+    };
+    // Also after a failed run: the requests that were sent are what the report is about.
+    if let Some(format) = args.cache_report {
+        let format = if args.json {
+            crate::cache_report::ReportFormat::Json
+        } else {
+            format
+        };
+        eprint!(
+            "{}",
+            crate::cache_report::render(&observer.cache_rows(), format)
+        );
     }
+    outcome?;
     model.finish()
 }
 

@@ -304,3 +304,72 @@ fn hi() -> ModelRequest {
         ..ModelRequest::default()
     }
 }
+
+fn ok_reply(usage: Value) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(completion(
+        json!({"role": "assistant", "content": "ok"}),
+        usage,
+    ))
+}
+
+#[tokio::test]
+async fn the_prompt_cache_key_goes_with_every_request_once_set() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ok_reply(
+            json!({"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}),
+        ))
+        .mount(&server)
+        .await;
+    let keyed = OpenAiModel::new(&config(&server))
+        .unwrap()
+        .prompt_cache_key("session-1");
+    keyed.complete(&hi()).await.unwrap();
+    keyed.complete(&hi()).await.unwrap();
+    OpenAiModel::new(&config(&server))
+        .unwrap()
+        .complete(&hi())
+        .await
+        .unwrap();
+    let keys: Vec<Option<Value>> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            serde_json::from_slice::<Value>(&r.body)
+                .unwrap()
+                .get("prompt_cache_key")
+                .cloned()
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        vec![Some(json!("session-1")), Some(json!("session-1")), None]
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_reports_no_cached_tokens_leaves_them_unknown() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ok_reply(
+            json!({"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}),
+        ))
+        .mount(&server)
+        .await;
+    let reply = OpenAiModel::new(&config(&server))
+        .unwrap()
+        .complete(&hi())
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.usage,
+        Some(agent_core::Usage {
+            prompt_tokens: 10,
+            completion_tokens: 1,
+            total_tokens: 11,
+            cached_prompt_tokens: None
+        })
+    );
+}
