@@ -13,6 +13,9 @@ pub trait Clock: Send + Sync {
     /// The wall clock: an HTTP-date `Retry-After` is read against it.
     fn wall(&self) -> SystemTime;
     async fn sleep(&self, wait: Duration);
+    /// Returns once `after` has passed while an attempt is in flight: the deadline then ends
+    /// the attempt. Unlike [`Clock::sleep`], not a wait the loop chose.
+    async fn expire(&self, after: Duration);
 }
 
 /// `tokio::time` and the system's wall clock.
@@ -47,6 +50,10 @@ impl Clock for TokioClock {
 
     async fn sleep(&self, wait: Duration) {
         tokio::time::sleep(wait).await;
+    }
+
+    async fn expire(&self, after: Duration) {
+        tokio::time::sleep(after).await;
     }
 }
 
@@ -92,5 +99,11 @@ impl Clock for ManualClock {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(wait);
+    }
+
+    /// Manual time moves only when the loop sleeps, never while an attempt runs: an attempt
+    /// never outlasts the deadline on this clock.
+    async fn expire(&self, _after: Duration) {
+        std::future::pending::<()>().await;
     }
 }

@@ -182,7 +182,30 @@ impl RecoveringModel {
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
-            let error = match self.current().complete(request).await {
+            // The deadline bounds the attempt in flight too, not only the waits between
+            // attempts: a server that stopped answering would otherwise hold the run for a whole
+            // --request-timeout past it.
+            let left = self
+                .policy
+                .deadline
+                .saturating_sub(self.clock.elapsed().saturating_sub(start));
+            let outcome = tokio::select! {
+                outcome = self.current().complete(request) => Some(outcome),
+                () = self.clock.expire(left) => None,
+            };
+            let Some(outcome) = outcome else {
+                return Err(ModelError::GaveUp {
+                    attempts: attempt,
+                    elapsed: self.clock.elapsed().saturating_sub(start),
+                    limit: RetryLimit::Deadline {
+                        after: self.policy.deadline,
+                    },
+                    last: Box::new(ModelError::Transport {
+                        message: "no reply yet when the deadline came".into(),
+                    }),
+                });
+            };
+            let error = match outcome {
                 Ok(reply) => {
                     let mut state = self.state();
                     state.overloads = 0;

@@ -225,3 +225,49 @@ async fn the_default_clock_waits_on_tokios_clock() {
         (Some("done"), Duration::from_secs(2))
     );
 }
+
+/// A server that never answers: only a timeout ends its call.
+struct Silent;
+
+#[async_trait::async_trait]
+impl ModelClient for Silent {
+    async fn complete(
+        &self,
+        _request: &agent_core::ModelRequest,
+    ) -> Result<ModelReply, ModelError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_ends_an_attempt_still_in_flight() {
+    // Measured before: a silent server held the run until its --request-timeout, 60 s past a
+    // 300 s deadline. The deadline now bounds the attempt itself.
+    let policy = RetryPolicy {
+        deadline: Duration::from_secs(300),
+        ..RetryPolicy::default()
+    };
+    let model = RecoveringModel::new(Arc::new(Silent), policy, Arc::new(agent_core::NoEvents));
+    let start = tokio::time::Instant::now();
+    // The outer timeout only keeps a regression from hanging the suite (paused clock: no wait).
+    let error = tokio::time::timeout(Duration::from_secs(3600), model.complete(&hi()))
+        .await
+        .expect("the deadline ends the call")
+        .unwrap_err();
+    assert_eq!(
+        (error, start.elapsed()),
+        (
+            ModelError::GaveUp {
+                attempts: 1,
+                elapsed: Duration::from_secs(300),
+                limit: RetryLimit::Deadline {
+                    after: Duration::from_secs(300)
+                },
+                last: Box::new(ModelError::Transport {
+                    message: "no reply yet when the deadline came".into()
+                }),
+            },
+            Duration::from_secs(300)
+        )
+    );
+}
