@@ -106,10 +106,11 @@ impl Agent {
             .iter()
             .map(|m| Message::clone(m))
             .collect();
-        cancel
-            .run(memory.complete(&turn))
-            .await
-            .ok_or(RunError::Cancelled)?;
+        // The answer is in: a Ctrl-C now only skips saving memories, it does not take the
+        // answer away (the turn is printed, a one-shot run exits 0).
+        if cancel.run(memory.complete(&turn)).await.is_none() {
+            tracing::info!("memory extraction skipped: the turn was cancelled after its answer");
+        }
         Ok(outcome)
     }
 

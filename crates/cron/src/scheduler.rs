@@ -221,8 +221,18 @@ fn advance_all<'a>(
 ) -> Result<Vec<Due>, CronError> {
     let mut due = Vec::new();
     for schedule in schedules {
-        if schedule.next_fire_utc <= now {
-            due.push(advance(schedule, now)?);
+        if schedule.next_fire_utc > now {
+            continue;
+        }
+        match advance(schedule, now) {
+            Ok(run) => due.push(run),
+            // One record whose next fire time cannot be found (a hand-edited `0 0 30 2 *`:
+            // February 30 never comes) must not stop every other schedule: it is parked at the
+            // end of time, where `cron list` shows it and it never comes due again.
+            Err(error) => {
+                tracing::warn!(id = %schedule.id, %error, "cron: no next fire time; the schedule will not run again");
+                schedule.next_fire_utc = Timestamp::MAX;
+            }
         }
     }
     Ok(due)

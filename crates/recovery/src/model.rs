@@ -174,11 +174,13 @@ impl RecoveringModel {
 
     /// One request, sent again after each transient failure until it succeeds or a bound of
     /// the policy is reached.
+    /// `start` is when the whole `complete` began: the retries of a cut-off reply's follow-up
+    /// requests share one deadline with the first request's.
     pub(crate) async fn with_retries(
         &self,
         request: &ModelRequest,
+        start: Duration,
     ) -> Result<ModelReply, ModelError> {
-        let start = self.clock.elapsed();
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
@@ -234,11 +236,9 @@ impl RecoveringModel {
                 last: Box::new(error.clone()),
             };
             if self.count_overload(&error) {
-                if attempt >= self.policy.max_attempts {
-                    return Err(give_up(RetryLimit::Attempts {
-                        max: self.policy.max_attempts,
-                    }));
-                }
+                // The switch always gets its attempt, even past the attempt limit: giving up
+                // with a fallback configured and never asked would waste it (with
+                // `--retry-attempts 3` the third overload is also the last attempt).
                 let model = self
                     .fallback
                     .as_ref()
@@ -284,7 +284,8 @@ impl RecoveringModel {
 #[async_trait]
 impl ModelClient for RecoveringModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        let reply = self.with_retries(request).await?;
-        self.repair_cut_off(request, reply).await
+        let start = self.clock.elapsed();
+        let reply = self.with_retries(request, start).await?;
+        self.repair_cut_off(request, reply, start).await
     }
 }

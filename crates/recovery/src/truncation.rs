@@ -4,6 +4,7 @@
 //! joined reply. A tool call whose arguments were cut off is never returned to be run.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_core::{Message, ModelError, ModelReply, ModelRequest, RecoveryAction, Usage};
 
@@ -47,6 +48,7 @@ impl RecoveringModel {
         &self,
         request: &ModelRequest,
         reply: ModelReply,
+        start: Duration,
     ) -> Result<ModelReply, ModelError> {
         if !cut_off(&reply) {
             return Ok(reply);
@@ -57,14 +59,14 @@ impl RecoveringModel {
             max_tokens: Some(max_tokens),
             ..request.clone()
         };
-        let reply = self.with_retries(&larger).await?;
+        let reply = self.with_retries(&larger, start).await?;
         if !cut_off(&reply) {
             return Ok(reply);
         }
         if !reply.tool_calls.is_empty() {
             return self.drop_cut_calls(reply);
         }
-        self.continue_text(request, reply, max_tokens).await
+        self.continue_text(request, reply, max_tokens, start).await
     }
 
     /// Keeps the calls whose arguments are complete JSON; a cut one is dropped, never run.
@@ -101,6 +103,7 @@ impl RecoveringModel {
         request: &ModelRequest,
         first: ModelReply,
         max_tokens: u32,
+        start: Duration,
     ) -> Result<ModelReply, ModelError> {
         let mut text = first.content.unwrap_or_default();
         let mut usage = first.usage;
@@ -115,11 +118,14 @@ impl RecoveringModel {
             messages.push(Arc::new(Message::user(CONTINUE_PROMPT)));
             // No tools: the model is asked for the rest of its text, nothing else.
             let next = self
-                .with_retries(&ModelRequest {
-                    messages,
-                    tools: Vec::new(),
-                    max_tokens: Some(max_tokens),
-                })
+                .with_retries(
+                    &ModelRequest {
+                        messages,
+                        tools: Vec::new(),
+                        max_tokens: Some(max_tokens),
+                    },
+                    start,
+                )
                 .await?;
             text.push_str(next.content.as_deref().unwrap_or_default());
             usage = add_usage(usage, next.usage);

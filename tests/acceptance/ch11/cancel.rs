@@ -21,7 +21,19 @@ const SLEEP_COMMAND: &str = "echo $$ > sleep.pid; exec sleep 30";
 
 /// `ch11 ARGS` in `dir`, with every `OPENAI_*` and `RUST_LOG` removed and `env` set.
 fn spawn_ch11(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: Stdio) -> Child {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("ch11"));
+    spawn_chapter("ch11", dir, args, env, stdin)
+}
+
+/// The chapter binary `bin` with `ARGS` in `dir`, with every `OPENAI_*` and `RUST_LOG`
+/// removed and `env` set.
+pub(crate) fn spawn_chapter(
+    bin: &str,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: Stdio,
+) -> Child {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin(bin));
     for (key, _) in std::env::vars() {
         if key.starts_with("OPENAI_") {
             cmd.env_remove(key);
@@ -39,7 +51,7 @@ fn spawn_ch11(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: Stdio) -> 
 }
 
 /// Polls `ready` until it gives a value, at most [`PATIENCE`].
-fn poll<T>(what: &str, mut ready: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn poll<T>(what: &str, mut ready: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + PATIENCE;
     loop {
         if let Some(value) = ready() {
@@ -50,18 +62,18 @@ fn poll<T>(what: &str, mut ready: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-fn interrupt(child: &Child) {
+pub(crate) fn interrupt(child: &Child) {
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: kill only sends a signal, to the child this test started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
 }
 
-fn wait_exit(child: &mut Child) -> ExitStatus {
+pub(crate) fn wait_exit(child: &mut Child) -> ExitStatus {
     poll("the run to end", || child.try_wait().unwrap())
 }
 
 /// Whether `pid` is a live process (a zombie waiting for its reaper counts as gone).
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state follows the parenthesised command name.
         Ok(stat) => stat
@@ -72,7 +84,7 @@ fn alive(pid: u32) -> bool {
 }
 
 /// The pid `SLEEP_COMMAND` wrote, once the call has started.
-fn sleep_pid(dir: &Path) -> u32 {
+pub(crate) fn sleep_pid(dir: &Path) -> u32 {
     poll("the bash call to start", || {
         std::fs::read_to_string(dir.join("sleep.pid"))
             .ok()

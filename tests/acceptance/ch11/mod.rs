@@ -2,6 +2,6 @@
 //! around the model client; `cancel`: Ctrl-C stops a turn cleanly (exit 130, history closed);
 //! `line_editor`: the interactive mode at a terminal.
 
-mod cancel;
+pub(crate) mod cancel;
 mod line_editor;
 mod recovery;

@@ -26,10 +26,23 @@ enum Phase {
     Cancelling,
 }
 
+/// What must happen before the process leaves on a second Ctrl-C: `exit` runs no destructor,
+/// so whatever a drop would have ended (chapter 13's background jobs) is ended here.
+type OnQuit = Box<dyn Fn() + Send + Sync>;
+
 /// The installed SIGINT handler, and what it would do now.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Interrupts {
     phase: Arc<Mutex<Phase>>,
+    on_quit: Arc<Mutex<Vec<OnQuit>>>,
+}
+
+impl std::fmt::Debug for Interrupts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupts")
+            .field("phase", &self.phase)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What [`Interrupts::on_interrupt`] decided.
@@ -61,7 +74,9 @@ impl Interrupts {
                     }
                     Reaction::Quit => {
                         // Nothing of the turn is left running (it was dropped on the first
-                        // Ctrl-C, or there is none), so leaving now loses nothing but the wait.
+                        // Ctrl-C, or there is none); what outlives turns (background jobs)
+                        // is ended by the quit hooks, since `exit` runs no destructor.
+                        handler.run_quit_hooks();
                         let _ = std::io::stderr().flush();
                         std::process::exit(i32::from(EXIT_INTERRUPTED));
                     }
@@ -75,6 +90,26 @@ impl Interrupts {
     fn unattached() -> Self {
         Self {
             phase: Arc::new(Mutex::new(Phase::Idle)),
+            on_quit: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Runs `hook` before the process leaves on Ctrl-C.
+    pub(crate) fn on_quit(&self, hook: impl Fn() + Send + Sync + 'static) {
+        self.on_quit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Box::new(hook));
+    }
+
+    fn run_quit_hooks(&self) {
+        for hook in self
+            .on_quit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            hook();
         }
     }
 
@@ -124,6 +159,17 @@ impl Drop for TurnGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quitting_runs_the_quit_hooks() {
+        let interrupts = Interrupts::unattached();
+        let ran = Arc::new(Mutex::new(0));
+        let counter = ran.clone();
+        interrupts.on_quit(move || *counter.lock().unwrap() += 1);
+        assert!(matches!(interrupts.on_interrupt(), Reaction::Quit));
+        interrupts.run_quit_hooks();
+        assert_eq!(*ran.lock().unwrap(), 1);
+    }
 
     #[test]
     fn the_first_ctrl_c_cancels_the_turn_and_the_second_quits() {

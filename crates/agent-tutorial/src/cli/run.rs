@@ -197,6 +197,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     } else {
         None
     };
+    // Chapter 13's jobs are ended by the agent's drop; a quit by Ctrl-C skips every drop.
+    if let (Some(interrupts), Some(jobs)) = (&interrupts, agent.jobs()) {
+        let jobs = jobs.clone();
+        interrupts.on_quit(move || jobs.kill_all(agent_jobs::KillReason::SessionEnded));
+    }
     let outcome = match &args.prompt {
         Some(prompt) => one_turn(&rt, &mut agent, prompt, interrupts.as_ref()).map(|()| {
             // Chapter 14: what is due runs after the prompt's turn, before the process exits.

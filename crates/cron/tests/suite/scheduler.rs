@@ -262,3 +262,27 @@ fn the_number_of_schedules_is_bounded_and_a_refused_add_leaves_the_file_as_it_wa
     );
     assert_eq!(std::fs::read(fx.crons_json()).unwrap(), before);
 }
+
+#[test]
+fn a_record_that_never_fires_again_does_not_stop_the_others() {
+    // A hand-edited file: February 30 never comes, so no next fire time exists for schedule 2.
+    // Before, that error aborted every `due()`, and schedule 1 never ran again either.
+    let fx = Fixture::new("2026-01-01T09:30:00Z");
+    std::fs::create_dir_all(fx.dir.path().join(".agent_tutorial")).unwrap();
+    std::fs::write(
+        fx.dir.path().join(".agent_tutorial/crons.json"),
+        r#"{"version":1,"next_id":3,"schedules":[
+{"id":"1","cron":"0 9 * * *","prompt":"daily","timezone":"UTC","durability":"durable","next_fire_utc":"2026-01-01T09:00:00Z","created":"2025-12-31T00:00:00Z"},
+{"id":"2","cron":"0 0 30 2 *","prompt":"never","timezone":"UTC","durability":"durable","next_fire_utc":"2026-01-01T00:00:00Z","created":"2025-12-31T00:00:00Z"}]}"#,
+    )
+    .unwrap();
+    let restarted = fx.restart();
+    let ids: Vec<String> = restarted
+        .due()
+        .unwrap()
+        .into_iter()
+        .map(|d| d.schedule_id.to_string())
+        .collect();
+    assert_eq!(ids, ["1"]);
+    assert_eq!(restarted.due().unwrap(), []);
+}

@@ -76,3 +76,30 @@ async fn overloads_interrupted_by_another_failure_do_not_switch() {
     rig.model.complete(&hi()).await.unwrap();
     assert_eq!(models(&bodies(&server).await), ["main-model"; 5]);
 }
+
+#[tokio::test]
+async fn the_switch_on_the_last_allowed_attempt_still_asks_the_fallback() {
+    // Three attempts, three overloads: before, the run gave up with the fallback never asked.
+    let server = server(vec![
+        status(529),
+        status(529),
+        status(529),
+        text("from the small one", "stop"),
+    ])
+    .await;
+    let policy = agent_recovery::RetryPolicy {
+        max_attempts: 3,
+        ..no_jitter()
+    };
+    let mut rig = Rig::new(openai(&server, "main-model"), policy);
+    rig.model = rig.model.fallback(Fallback {
+        client: openai(&server, "small-model"),
+        name: "small-model".into(),
+    });
+    let reply = rig.model.complete(&hi()).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("from the small one"));
+    assert_eq!(
+        models(&bodies(&server).await),
+        ["main-model", "main-model", "main-model", "small-model"]
+    );
+}

@@ -133,3 +133,34 @@ async fn the_complete_calls_of_a_cut_off_reply_are_kept() {
     let ids: Vec<&str> = reply.tool_calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["call_1"]);
 }
+
+#[tokio::test]
+async fn the_follow_up_requests_share_the_first_requests_deadline() {
+    // 4 s were spent retrying the first request; the larger-limit retry's own 503 would wait 4 s
+    // more, past the 6 s deadline of the whole call. Before, each follow-up got a fresh deadline.
+    let server = server(vec![
+        super::status(503),
+        text("Hel", "length"),
+        super::status(503),
+        text("Hello world", "stop"),
+    ])
+    .await;
+    let policy = RetryPolicy {
+        base: std::time::Duration::from_secs(4),
+        deadline: std::time::Duration::from_secs(6),
+        ..super::no_jitter()
+    };
+    let rig = Rig::new(openai(&server, "m"), policy);
+    let error = rig.model.complete(&hi()).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ModelError::GaveUp {
+                limit: agent_core::RetryLimit::Deadline { .. },
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(bodies(&server).await.len(), 3);
+}
