@@ -272,3 +272,41 @@ fn a_cancelled_turn_returns_to_the_prompt_and_the_next_one_sends_the_closed_hist
         ]
     );
 }
+
+/// Answers the turn's request (it offers tools) at once; a side call (memory's, no tools)
+/// presses Ctrl-C and then never answers.
+struct CtrlCDuringSideCalls(agent_core::Cancellation);
+
+#[async_trait::async_trait]
+impl agent_core::ModelClient for CtrlCDuringSideCalls {
+    async fn complete(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<agent_core::ModelReply, agent_core::ModelError> {
+        if !request.tools.is_empty() {
+            return Ok(agent_core::ModelReply::text("the answer"));
+        }
+        self.0.cancel();
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_ctrl_c_after_the_answer_only_skips_memory_extraction() {
+    // Before, the finished turn became `Cancelled`: the answer was never printed and a
+    // one-shot run exited 130.
+    let dir = workspace();
+    let cancel = agent_core::Cancellation::new();
+    let deps = agent_tutorial::AgentDeps::new(
+        std::sync::Arc::new(CtrlCDuringSideCalls(cancel.clone())),
+        agent_tools::Workspace::new(dir.path()).unwrap(),
+    );
+    let mut agent =
+        agent_tutorial::build_agent(agent_tutorial::Profile::for_chapter(11).unwrap(), deps)
+            .unwrap();
+    let outcome = agent.run_turn_cancellable("hi", &cancel).await.unwrap();
+    assert_eq!(
+        (outcome.final_text.as_str(), cancel.is_cancelled()),
+        ("the answer", true)
+    );
+}
