@@ -459,13 +459,16 @@ impl Supervisor {
         readers.abort_all();
         // A kill from outside the select (the session ending) shows as a signal here.
         let asked = *lock(&self.job.kill_reason);
+        // A kill asked for after the job had already exited on its own (`job_kill` racing
+        // the end) does not rewrite that exit: only a job that died by a signal was killed.
         let status = match (ended, asked) {
             (Ended::Killed(reason), _) => JobStatus::Killed { reason },
-            (_, Some(reason)) => JobStatus::Killed { reason },
-            (Ended::Exited(Ok(status)), None) => match status.code() {
-                Some(code) => JobStatus::Exited { code },
-                None => JobStatus::Signalled,
+            (Ended::Exited(Ok(status)), asked) => match (status.code(), asked) {
+                (Some(code), _) => JobStatus::Exited { code },
+                (None, Some(reason)) => JobStatus::Killed { reason },
+                (None, None) => JobStatus::Signalled,
             },
+            (Ended::Exited(Err(_)), Some(reason)) => JobStatus::Killed { reason },
             (Ended::Exited(Err(_)), None) => JobStatus::Signalled,
         };
         self.record.status = status;
