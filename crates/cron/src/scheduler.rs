@@ -202,11 +202,11 @@ impl Scheduler {
             .any(|s| s.next_fire_utc <= now);
         let mut due = if durable_due {
             self.store
-                .update(|contents: &mut Contents| advance_all(contents.schedules_mut(), now))?
+                .update(|contents: &mut Contents| Ok(advance_all(contents.schedules_mut(), now)))?
         } else {
             Vec::new()
         };
-        due.extend(advance_all(self.session().schedules.iter_mut(), now)?);
+        due.extend(advance_all(self.session().schedules.iter_mut(), now));
         due.sort_by(|a, b| {
             (a.scheduled_for, a.schedule_id.sort_key())
                 .cmp(&(b.scheduled_for, b.schedule_id.sort_key()))
@@ -215,10 +215,7 @@ impl Scheduler {
     }
 }
 
-fn advance_all<'a>(
-    schedules: impl Iterator<Item = &'a mut Schedule>,
-    now: Timestamp,
-) -> Result<Vec<Due>, CronError> {
+fn advance_all<'a>(schedules: impl Iterator<Item = &'a mut Schedule>, now: Timestamp) -> Vec<Due> {
     let mut due = Vec::new();
     for schedule in schedules {
         if schedule.next_fire_utc > now {
@@ -235,7 +232,7 @@ fn advance_all<'a>(
             }
         }
     }
-    Ok(due)
+    due
 }
 
 /// Moves a due schedule to its first fire time after `now`, counting the fire times skipped.
