@@ -7,18 +7,22 @@ use serde_json::json;
 
 use super::{Rig, bodies, completion, hi, openai, server, text};
 
+/// The `max_tokens` each request the server received asked for (`None`: not sent).
+async fn limits(server: &wiremock::MockServer) -> Vec<Option<serde_json::Value>> {
+    bodies(server)
+        .await
+        .iter()
+        .map(|b| b.get("max_tokens").cloned())
+        .collect()
+}
+
 #[tokio::test]
 async fn a_cut_off_reply_is_asked_again_once_with_a_larger_limit() {
     let server = server(vec![text("Hel", "length"), text("Hello world", "stop")]).await;
     let rig = Rig::new(openai(&server, "m"), RetryPolicy::default());
     let reply = rig.model.complete(&hi()).await.unwrap();
     assert_eq!(reply.content.as_deref(), Some("Hello world"));
-    let limits: Vec<_> = bodies(&server)
-        .await
-        .iter()
-        .map(|b| b.get("max_tokens").cloned())
-        .collect();
-    assert_eq!(limits, [None, Some(json!(8192))]);
+    assert_eq!(limits(&server).await, [None, Some(json!(8192))]);
     assert_eq!(
         rig.lines(),
         ["reply cut off at the length limit: retrying with max_tokens 8192"]
@@ -34,12 +38,7 @@ async fn with_a_configured_limit_the_retry_doubles_it() {
     rig.model = rig.model.configured_max_tokens(Some(256));
     let reply = rig.model.complete(&hi()).await.unwrap();
     assert_eq!(reply.content.as_deref(), Some("Hello world"));
-    let limits: Vec<_> = bodies(&server)
-        .await
-        .iter()
-        .map(|b| b.get("max_tokens").cloned())
-        .collect();
-    assert_eq!(limits, [None, Some(json!(512))]);
+    assert_eq!(limits(&server).await, [None, Some(json!(512))]);
     assert_eq!(
         rig.lines(),
         ["reply cut off at the length limit: retrying with max_tokens 512"]
