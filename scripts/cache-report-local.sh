@@ -12,16 +12,8 @@
 # the model's choice, so the shape is not the offline test's three rounds per turn.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-bash scripts/local-model.sh >/dev/null
-set -a
-# shellcheck disable=SC1091
-. .local-model/env
-set +a
-
-cargo build -q -p agent-tutorial --bin agent-tutorial
-bin="${CARGO_TARGET_DIR:-$root/target}/debug/agent-tutorial"
+# shellcheck source=scripts/local-session.sh
+. "$(dirname "$0")/local-session.sh"
 log="$root/.local-model/server.log"
 work=/tmp/agent-tutorial-cache
 trap 'rm -rf "$work"' EXIT

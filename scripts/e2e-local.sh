@@ -21,16 +21,8 @@
 # limit allows is sent without tools and the model has to answer in text.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-bash scripts/local-model.sh >/dev/null
-set -a
-# shellcheck disable=SC1091
-. .local-model/env
-set +a
-
-cargo build -q -p agent-tutorial --bins
-bin="$root/target/debug/agent-tutorial"
+# shellcheck source=scripts/local-session.sh
+. "$(dirname "$0")/local-session.sh"
 # A fixed path: the workspace path is part of the prompt, and at temperature 0 the same prompt
 # gives the same generations, so every run (here, in CI) replays the same session.
 work=/tmp/agent-tutorial-e2e

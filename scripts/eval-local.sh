@@ -12,16 +12,8 @@
 # CHAPTERS="2" just eval-local runs one chapter only.
 set -euo pipefail
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-bash scripts/local-model.sh >/dev/null
-set -a
-# shellcheck disable=SC1091
-. .local-model/env
-set +a
-
-cargo build -q -p agent-tutorial --bins
-bin="${CARGO_TARGET_DIR:-$root/target}/debug/agent-tutorial"
+# shellcheck source=scripts/local-session.sh
+. "$(dirname "$0")/local-session.sh"
 # A fixed path: at temperature 0 the same prompt gives the same run, here and elsewhere.
 work=/tmp/agent-tutorial-eval
 rm -rf "$work"
