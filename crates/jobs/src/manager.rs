@@ -5,6 +5,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use agent_core::fragment::{Fragment, FragmentKind, Template};
 use agent_core::{FailureCode, Inbox, Message, ToolFailure};
 use agent_workspace::process::{ProcessTree, Shell, shell};
 use agent_workspace::{Existing, Inside, PathError, Workspace};
@@ -497,17 +498,31 @@ impl Supervisor {
             return;
         }
         let tail = lock(&self.job.log).last_lines(NOTICE_LINES);
-        let tail = if tail.is_empty() {
-            "(no output)".to_string()
-        } else {
-            tail
-        };
-        board.model.push(format!(
-            "<job id=\"{}\" status=\"{status}\" elapsed=\"{}\">\n{tail}\n</job>",
-            self.id,
-            seconds(elapsed)
-        ));
+        board
+            .model
+            .push(notice(self.id, status, elapsed, tail).into_text());
     }
+}
+
+/// The completion notice, laid out in its own file.
+const NOTICE: Template = Template::new(FragmentKind::JobNotice, include_str!("notice.md"));
+
+/// The notice the model reads when a job ends: its id, status, time and the tail of its
+/// output. The output is the job's (anything a command prints), escaped so it cannot close
+/// the notice or forge another message.
+fn notice(id: u64, status: JobStatus, elapsed: Duration, tail: String) -> Fragment {
+    let output = if tail.is_empty() {
+        "(no output)".to_string()
+    } else {
+        tail
+    };
+    NOTICE
+        .fill()
+        .attr("id", id)
+        .attr("status", status)
+        .attr("elapsed", seconds(elapsed))
+        .text("output", output)
+        .render()
 }
 
 /// Copies a pipe into the job's log until it closes.
