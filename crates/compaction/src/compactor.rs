@@ -17,6 +17,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use agent_core::fragment::Template;
 use agent_core::seams::ProcessError;
 use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
 use agent_core::{
@@ -31,6 +32,14 @@ use crate::groups::{groups, is_tool_round, message_bytes};
 use crate::transcript::{TranscriptError, TranscriptLog};
 
 const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
+/// The summary as a request carries it, and the line standing for snipped messages: both
+/// fragments, laid out in their own files.
+const SUMMARY_MESSAGE: Template = Template::new(
+    FragmentKind::ConversationSummary,
+    include_str!("summary_message.md"),
+);
+const SNIP_MARKER: Template =
+    Template::new(FragmentKind::SnipMarker, include_str!("snip_marker.md"));
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactionConfig {
@@ -87,9 +96,12 @@ pub fn snip(groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
 fn snip_marker<M: std::borrow::Borrow<Message>>(dropped: &[Vec<M>]) -> Message {
     let messages: usize = dropped.iter().map(Vec::len).sum();
     let rounds = dropped.iter().filter(|g| is_tool_round(g)).count();
-    Message::system(format!(
-        "[snipped: {messages} earlier messages ({rounds} tool rounds) are not shown]"
-    ))
+    SNIP_MARKER
+        .fill()
+        .inline("messages", messages)
+        .inline("rounds", rounds)
+        .render()
+        .into_message()
 }
 
 /// Replaces tool results older than the newest `keep` groups with a short stub.
@@ -321,9 +333,14 @@ impl Compactor {
             cut,
             boundary: groups[cut - 1].clone(),
             summary,
-            message: Arc::new(Message::system(format!(
-                "<conversation-summary>\n{json}\n</conversation-summary>"
-            ))),
+            // The summary is the model's text: escaped, so it cannot close its own marker.
+            message: Arc::new(
+                SUMMARY_MESSAGE
+                    .fill()
+                    .text("summary", json)
+                    .render()
+                    .into_message(),
+            ),
         })
     }
 }

@@ -84,6 +84,10 @@ pub enum FragmentKind {
     PlanReminder,
     /// `--final-answer`: the note that asks for an answer on the last request.
     FinalAnswerNote,
+    /// Chapter 8: the summary that stands for older messages in a request.
+    ConversationSummary,
+    /// Chapter 8: the line that stands for snipped messages in a request.
+    SnipMarker,
 }
 
 /// The message role a fragment travels as.
@@ -122,7 +126,7 @@ pub struct Spec {
 
 impl FragmentKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FragmentKind; 7] = [
+    pub const ALL: [FragmentKind; 9] = [
         Self::HookContext,
         Self::JobNotice,
         Self::ScheduledRun,
@@ -130,6 +134,8 @@ impl FragmentKind {
         Self::Tasks,
         Self::PlanReminder,
         Self::FinalAnswerNote,
+        Self::ConversationSummary,
+        Self::SnipMarker,
     ];
 
     /// The kind's role, marker and label: the one table to extend with a new kind.
@@ -143,6 +149,12 @@ impl FragmentKind {
             Self::Tasks => (System, Marker::Heading("tasks"), "tasks"),
             Self::PlanReminder => (System, Marker::Tag("reminder"), "plan reminder"),
             Self::FinalAnswerNote => (System, Marker::Unmarked, "final-answer note"),
+            Self::ConversationSummary => (
+                System,
+                Marker::Tag("conversation-summary"),
+                "conversation summary",
+            ),
+            Self::SnipMarker => (System, Marker::Line("[snipped:"), "snip marker"),
         };
         Spec {
             role,
