@@ -1,8 +1,9 @@
 //! Model-visible fragments: every text the harness itself puts where the model reads it.
 //!
 //! A hook's additional context, a background job's completion notice, the marker of a
-//! scheduled run, the selected memories, the open tasks, the stale-plan reminder and the
-//! final-answer note are not the person's words, yet they travel as `user` or `system` text.
+//! scheduled run, the selected memories, the open tasks, the stale-plan reminder, the
+//! final-answer note, compaction's summary and snip marker are not the person's words, yet
+//! they travel as `user` or `system` text.
 //! Each is a [`Fragment`]: a typed [`FragmentKind`], which fixes its [`FragmentRole`] (the
 //! message role it travels as) and its [`Marker`] (what sets it apart from the text around
 //! it), and a text rendered from a [`Template`].
@@ -265,6 +266,16 @@ enum Slot {
     Parts(String),
 }
 
+impl Slot {
+    /// The value's length in bytes.
+    fn len(&self) -> usize {
+        match self {
+            Self::Attr(v) | Self::Inline(v) | Self::Text(v) | Self::Parts(v) => v.len(),
+            Self::Lines(items) => items.iter().map(|i| i.len() + 1).sum(),
+        }
+    }
+}
+
 /// The slots of a [`Template`] being filled; [`Filling::render`] makes the fragment. A slot
 /// the template has no `{name}` for is ignored; a `{name}` with no value stays as written
 /// (each feature's tests compare its fragments whole, so either shows there).
@@ -313,7 +324,9 @@ impl Filling {
     /// The fragment: the template with every filled slot replaced by its escaped value.
     pub fn render(self) -> Fragment {
         let kind = self.template.kind;
-        let mut out = escape::Writer::new(kind.role());
+        // Escaping rarely adds much: the template and the values are about the whole size.
+        let values: usize = self.slots.iter().map(|(_, slot)| slot.len()).sum();
+        let mut out = escape::Writer::new(kind.role(), self.template.source.len() + values);
         let mut rest = self.template.source;
         while let Some(open) = rest.find('{') {
             out.template(&rest[..open]);

@@ -3,6 +3,8 @@
 //! Everything goes through one [`Writer`], template text and values alike, because whether a
 //! value's `#` or `[` is at the start of a line depends on what the template wrote before it.
 
+use std::sync::LazyLock;
+
 use super::{FragmentKind, FragmentRole, Marker};
 
 /// How a value is escaped.
@@ -26,9 +28,10 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    pub(super) fn new(role: FragmentRole) -> Self {
+    /// A writer for a fragment of `role`, about `capacity` bytes long.
+    pub(super) fn new(role: FragmentRole, capacity: usize) -> Self {
         Self {
-            out: String::new(),
+            out: String::with_capacity(capacity),
             headings: role == FragmentRole::System,
             indent: Some(0),
         }
@@ -48,7 +51,13 @@ impl Writer {
     }
 
     fn push_str(&mut self, s: &str) {
-        s.chars().for_each(|c| self.push(c));
+        self.out.push_str(s);
+        let blanks = |tail: &str| tail.bytes().all(|b| b == b' ' || b == b'\t');
+        self.indent = match s.rfind(['\n', '\r']) {
+            Some(end) => Some(&s[end + 1..]).filter(|t| blanks(t)).map(str::len),
+            None if blanks(s) => self.indent.map(|n| n + s.len()),
+            None => None,
+        };
     }
 
     /// The harness's own text: written as it is.
@@ -59,8 +68,23 @@ impl Writer {
     /// Text from outside: escaped by `mode`.
     pub(super) fn value(&mut self, value: &str, mode: Mode) {
         let one_line = mode != Mode::Text;
-        for (i, c) in value.char_indices() {
+        let mut i = 0;
+        while let Some(c) = value[i..].chars().next() {
             let rest = &value[i..];
+            // Mid-line, only these bytes can matter: copy the run before the next one whole.
+            if self.indent.is_none() {
+                let run = rest
+                    .bytes()
+                    .position(|b| matches!(b, b'<' | b'>' | b'"' | b'\n' | b'\r'))
+                    .unwrap_or(rest.len());
+                if run > 0 {
+                    // No line break in the run: the line stays one with text on it.
+                    self.out.push_str(&rest[..run]);
+                    i += run;
+                    continue;
+                }
+            }
+            i += c.len_utf8();
             match c {
                 '\n' if one_line => self.push_str("\\n"),
                 '\r' if one_line => self.push_str("\\r"),
@@ -119,20 +143,23 @@ fn starts_with_ignoring_case(text: &str, prefix: &str) -> bool {
         .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
+/// The tag names and line markers of every kind, gathered once from the kinds' table.
+static MARKERS: LazyLock<(Vec<&'static str>, Vec<&'static str>)> = LazyLock::new(|| {
+    let (mut tags, mut lines) = (Vec::new(), Vec::new());
+    for kind in FragmentKind::ALL {
+        match kind.marker() {
+            Marker::Tag(name) => tags.push(name),
+            Marker::Line(prefix) => lines.push(prefix),
+            Marker::Heading(_) | Marker::Unmarked => {}
+        }
+    }
+    (tags, lines)
+});
+
 fn tag_names() -> impl Iterator<Item = &'static str> {
-    FragmentKind::ALL
-        .into_iter()
-        .filter_map(|k| match k.marker() {
-            Marker::Tag(name) => Some(name),
-            _ => None,
-        })
+    MARKERS.0.iter().copied()
 }
 
 fn line_markers() -> impl Iterator<Item = &'static str> {
-    FragmentKind::ALL
-        .into_iter()
-        .filter_map(|k| match k.marker() {
-            Marker::Line(prefix) => Some(prefix),
-            _ => None,
-        })
+    MARKERS.1.iter().copied()
 }
