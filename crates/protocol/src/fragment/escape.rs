@@ -124,12 +124,19 @@ fn is_heading(rest: &str) -> bool {
 
 /// Whether `rest` (starting with `<`) opens or closes the tag of any fragment kind: `<`,
 /// blanks, an optional `/`, blanks, the name in any case, then anything but a name character.
+/// A template never puts a tag name on the same line right after a slot, so a `<` ending a
+/// value cannot combine with the template's text into a tag.
 fn opens_a_tag(rest: &str) -> bool {
     let Some(after) = rest.strip_prefix('<') else {
         return false;
     };
-    let after = after.trim_start();
-    let after = after.strip_prefix('/').unwrap_or(after).trim_start();
+    // Blanks but not line breaks: `<` at the end of a line opens nothing on the next.
+    let blanks: &[char] = &[' ', '\t'];
+    let after = after.trim_start_matches(blanks);
+    let after = after
+        .strip_prefix('/')
+        .unwrap_or(after)
+        .trim_start_matches(blanks);
     tag_names().any(|name| {
         starts_with_ignoring_case(after, name)
             && !after[name.len()..]

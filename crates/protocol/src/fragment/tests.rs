@@ -200,3 +200,117 @@ fn a_fragment_travels_as_its_kinds_role() {
         ]
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces an attacker would combine: every marker, in any case, with blanks and breaks.
+    fn body() -> impl Strategy<Value = String> {
+        let pieces = vec![
+            "<",
+            "/",
+            ">",
+            " ",
+            "\t",
+            "\n",
+            "\r",
+            "#",
+            "## ",
+            "x",
+            "é",
+            "job",
+            "JOB",
+            "Job",
+            "hook-context",
+            "relevant_memories",
+            "reminder",
+            "conversation-summary",
+            "[scheduled run",
+            "[Scheduled RUN",
+            "[snipped:",
+            "\"",
+        ];
+        prop::collection::vec(prop::sample::select(pieces), 0..40).prop_map(|p| p.concat())
+    }
+
+    /// Where `text` opens or closes any fragment's tag, found independently of the escaper.
+    fn tags(text: &str) -> usize {
+        let names = [
+            "hook-context",
+            "job",
+            "relevant_memories",
+            "reminder",
+            "conversation-summary",
+        ];
+        let lower = text.to_ascii_lowercase();
+        lower
+            .match_indices('<')
+            .filter(|(i, _)| {
+                let blanks: &[char] = &[' ', '\t'];
+                let after = lower[i + 1..].trim_start_matches(blanks);
+                let after = after
+                    .strip_prefix('/')
+                    .unwrap_or(after)
+                    .trim_start_matches(blanks);
+                names.iter().any(|n| {
+                    after.starts_with(n)
+                        && !after[n.len()..].starts_with(|c: char| {
+                            c.is_ascii_alphanumeric() || c == '-' || c == '_'
+                        })
+                })
+            })
+            .count()
+    }
+
+    /// Lines (after the first) that start like a line marker or, in a system fragment, a
+    /// Markdown heading.
+    fn structure_lines(text: &str, headings: bool) -> usize {
+        text.split(['\n', '\r'])
+            .skip(1)
+            .filter(|line| {
+                let trimmed = line.trim_start().to_ascii_lowercase();
+                let marker =
+                    trimmed.starts_with("[scheduled run") || trimmed.starts_with("[snipped:");
+                let indent = line.len() - line.trim_start_matches(' ').len();
+                let hashes = line[indent..].bytes().take_while(|b| *b == b'#').count();
+                let after = line.as_bytes()[indent..].get(hashes);
+                let heading = headings
+                    && indent <= 3
+                    && (1..=6).contains(&hashes)
+                    && matches!(after, None | Some(b' ' | b'\t'));
+                marker || heading
+            })
+            .count()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+        #[test]
+        fn no_body_adds_a_marker_a_heading_or_a_line(output in body(), name in body()) {
+            let notice = JOB.fill().attr("id", &name).attr("status", "ok").text("output", output.as_str()).render();
+            prop_assert_eq!(tags(notice.text()), 2);
+            prop_assert_eq!(structure_lines(notice.text(), false), 0);
+            prop_assert_eq!(FragmentKind::of(&notice.clone().into_message()), Some(FragmentKind::JobNotice));
+            // The name stays inside its quotes, on the first line.
+            let first = notice.text().split(['\n', '\r']).next().unwrap_or_default();
+            prop_assert_eq!(first.matches('"').count(), 4);
+
+            let entry = ENTRY.fill().inline("name", &name).text("body", output.as_str()).render();
+            let block = MEMORIES.fill().parts("entries", vec![entry], "\n\n").render();
+            prop_assert_eq!(tags(block.text()), 2);
+            // The entry's own `## name` line is the only heading.
+            prop_assert_eq!(structure_lines(block.text(), true), 1);
+        }
+
+        #[test]
+        fn text_without_markers_keeps_every_byte(output in "[a-z0-9 .,:;!?()\\[\\]{}<>\"'\n-]{0,200}") {
+            prop_assume!(!output.contains("<job") && !output.contains("</job") && !output.contains("<reminder") && !output.contains("</reminder"));
+            prop_assume!(!output.split('\n').any(|l| l.trim_start().starts_with("[scheduled run") || l.trim_start().starts_with("[snipped:")));
+            prop_assert_eq!(
+                job(&output),
+                format!("<job id=\"1\" status=\"exit 0\">\n{output}\n</job>")
+            );
+        }
+    }
+}
