@@ -5,7 +5,6 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use agent_core::fragment::{Fragment, FragmentKind, Template};
 use agent_core::{FailureCode, Inbox, Message, ToolFailure};
 use agent_workspace::process::{ProcessTree, Shell, shell};
 use agent_workspace::{Existing, Inside, PathError, Workspace};
@@ -504,27 +503,6 @@ impl Supervisor {
     }
 }
 
-/// The completion notice, laid out in its own file.
-const NOTICE: Template = Template::new(FragmentKind::JobNotice, include_str!("notice.md"));
-
-/// The notice the model reads when a job ends: its id, status, time and the tail of its
-/// output. The output is the job's (anything a command prints), escaped so it cannot close
-/// the notice or forge another message.
-fn notice(id: u64, status: JobStatus, elapsed: Duration, tail: String) -> Fragment {
-    let output = if tail.is_empty() {
-        "(no output)".to_string()
-    } else {
-        tail
-    };
-    NOTICE
-        .fill()
-        .attr("id", id)
-        .attr("status", status)
-        .attr("elapsed", seconds(elapsed))
-        .text("output", output)
-        .render()
-}
-
 /// Copies a pipe into the job's log until it closes.
 async fn drain(mut pipe: Pipe, job: Arc<Job>) {
     let mut buf = [0u8; 8192];
@@ -552,4 +530,28 @@ fn millis(d: Duration) -> u64 {
 /// `4.2s`.
 fn seconds(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
+}
+
+/// The completion notice, laid out in its own file.
+const NOTICE: agent_core::Template = agent_core::Template::new(
+    agent_core::FragmentKind::JobNotice,
+    include_str!("notice.md"),
+);
+
+/// The notice the model reads when a job ends: its id, status, time and the tail of its
+/// output. The output is the job's (anything a command prints), escaped so it cannot close
+/// the notice or forge another message.
+fn notice(id: u64, status: JobStatus, elapsed: Duration, tail: String) -> agent_core::Fragment {
+    let output = if tail.is_empty() {
+        "(no output)".to_string()
+    } else {
+        tail
+    };
+    NOTICE
+        .fill()
+        .attr("id", id)
+        .attr("status", status)
+        .attr("elapsed", seconds(elapsed))
+        .text("output", output)
+        .render()
 }
