@@ -8,7 +8,6 @@
 //!   [`event`]: what a run tells whoever watches it ([`AgentEvent`], [`EventSink`]).
 //! - [`cancel`]: stopping a turn cleanly (Ctrl-C, chapter 11).
 //! - [`verdict`]: the words permission decisions are made of (merged by `agent-policy`).
-//! - [`scripted`]: a replaying model for offline runs and tests.
 //! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
 //! - [`names`]: the name rules of tools, skills and memory records, side by side.
 //!
@@ -27,7 +26,6 @@ pub mod pairing;
 pub mod registry;
 pub mod runner;
 pub mod schema;
-pub mod scripted;
 pub mod seams;
 pub mod side_call;
 pub mod tool;
@@ -45,11 +43,12 @@ pub use event::{
     RecoveryAction, RetryCause, StepStatus,
 };
 pub use message::{Message, ToolCall};
-pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
+pub use model::{
+    ClientError, ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage,
+};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
 pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
-pub use scripted::{Recording, ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
     FixedPrompt, GateDecision, HistoryProcessor, HookStop, Inbox, PermissionGate, ProcessError,
     PromptBlocked, PromptError, SeamError, SystemPromptProvider, TurnHooks,

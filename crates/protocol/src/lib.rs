@@ -34,7 +34,7 @@ pub use event::{
 pub use ids::{AgentId, AgentIdError, TurnId};
 pub use inbox::{InboxItem, InboxKind, RequestId, Sender};
 pub use message::{Message, ToolCall};
-pub use model::{ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
+pub use model::{ClientError, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
 pub use tool::{
     CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolSpec, parse_arguments,
     string_argument,

@@ -144,8 +144,11 @@ pub enum ModelError {
     Transport { message: String },
     #[error("the model server sent a reply this harness cannot use: {message}")]
     InvalidResponse { message: String },
-    #[error("the scripted model has no reply left for request #{request}")]
-    ScriptExhausted { request: usize },
+    /// The model client itself failed, not the server: a client that is not an HTTP adapter
+    /// (the scripted model of `agent-test-support` when its script runs out) says why in its
+    /// own error type, carried here and shown as it is.
+    #[error(transparent)]
+    Client(ClientError),
     /// Chapter 11: transient failures went on until a bound was reached.
     #[error(
         "gave up after {attempts} attempt{} in {:.1} s, at {limit}; the last one failed: {last}",
@@ -167,7 +170,59 @@ pub enum ModelError {
     TruncatedToolCall { calls: Vec<String> },
 }
 
+/// A model client's own failure, kept as the client's typed error behind a shared pointer so
+/// that [`ModelError`] stays `Clone` (recovery keeps the last error of a run of retries).
+///
+/// Shown exactly as the inner error; two values are equal when they share the same failure
+/// (cloned from one another), since an arbitrary error has no equality of its own. A test
+/// that wants the typed error back asks [`ClientError::downcast_ref`].
+#[derive(Clone)]
+pub struct ClientError(Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl ClientError {
+    /// Wraps a client's own error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Arc::new(error))
+    }
+
+    /// The client's error as its own type, when it is one.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl std::fmt::Debug for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for ClientError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ClientError {}
+
 impl ModelError {
+    /// A [`ModelError::Client`] carrying `error`.
+    pub fn client(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Client(ClientError::new(error))
+    }
+
     /// The HTTP status behind the error, when there was one.
     pub fn status(&self) -> Option<u16> {
         match self {

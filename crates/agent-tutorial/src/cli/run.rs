@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use agent_core::{ModelClient, RunError, ScriptedModel, TurnOutcome};
+use agent_core::{ModelClient, RunError, TurnOutcome};
+use agent_test_support::ScriptedModel;
 
 use crate::{Capability, Profile};
 use agent_openai::{ConfigOverrides, FallbackNeed, ModelEnv, OpenAiModel};

@@ -3,7 +3,6 @@ mod cancel;
 mod prompt_error;
 mod registry;
 mod runner;
-mod scripted;
 mod side_call;
 
 use std::sync::Arc;

@@ -1,9 +1,7 @@
 use std::sync::Arc;
 
-use agent_core::{
-    AgentRunner, Message, ModelReply, ModelRequest, Recording, RunError, ScriptedModel,
-    validate_pairing,
-};
+use agent_core::{AgentRunner, Message, ModelReply, ModelRequest, RunError, validate_pairing};
+use agent_test_support::{Recording, ScriptedModel};
 
 use super::{call, echo_registry, prompt};
 

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{ModelClient, ModelError, ModelReply, RetryLimit, ScriptStep, ScriptedModel};
+use agent_core::{ModelClient, ModelError, ModelReply, RetryLimit};
 use agent_recovery::{Jitter, RecoveringModel, RetryPolicy};
+use agent_test_support::{ScriptStep, ScriptedModel};
 
 use super::{Rig, bodies, hi, no_jitter, openai, server, status, t0, text};
 
