@@ -54,6 +54,7 @@ pub use seams::{
     PromptBlocked, PromptError, SeamError, SystemPromptProvider, TurnHooks,
 };
 pub use tool::{
-    CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,
+    CallSummary, FailureCode, OutputPart, PreparedCall, ToolEffect, ToolFailure, ToolHandler,
+    ToolOutput, ToolSpec,
 };
 pub use verdict::{Behavior, Verdict};

@@ -14,7 +14,7 @@ use crate::message::ToolCall;
 use crate::names::NameRule;
 use crate::schema;
 use crate::schema::SchemaError;
-use crate::tool::{FailureCode, PreparedCall, ToolFailure, ToolHandler, ToolSpec};
+use crate::tool::{FailureCode, PreparedCall, ToolFailure, ToolHandler, ToolOutput, ToolSpec};
 
 /// A registration that cannot be accepted. These are programming errors in the composition
 /// root, reported when the agent is built rather than when the model first calls the tool.
@@ -253,14 +253,14 @@ impl ToolRegistry {
 
     /// Runs a prepared call. The handler is cloned out of the lock first, so a slow tool never
     /// blocks registration.
-    pub async fn execute(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
+    pub async fn execute(&self, call: &PreparedCall) -> Result<ToolOutput, ToolFailure> {
         let handler = self.entry(&call.name).map(|e| e.handler).ok_or_else(|| {
             ToolFailure::new(
                 FailureCode::UnknownTool,
                 format!("no tool named `{}`", call.name),
             )
         })?;
-        handler.handle(call).await
+        handler.call(call).await
     }
 }
 

@@ -21,7 +21,7 @@ use crate::seams::{
     PostToolVerdict, PreToolVerdict, ProcessError, PromptBlocked, PromptError, ResultShaper,
     SystemPromptProvider, TurnHooks,
 };
-use crate::tool::{FailureCode, ToolFailure};
+use crate::tool::{FailureCode, ToolFailure, ToolOutput};
 
 /// The default bound on model requests per user turn.
 pub const DEFAULT_MAX_TURNS: usize = 30;
@@ -495,7 +495,11 @@ impl AgentRunner {
             PreToolVerdict::Block(failure) => return failed(failure),
         };
         let output = match self.gate.check(&prepared, &hints).await {
-            GateDecision::Allow => self.tools.execute(&prepared).await,
+            GateDecision::Allow => self
+                .tools
+                .execute(&prepared)
+                .await
+                .map(ToolOutput::into_text),
             GateDecision::Deny { reason } => {
                 Err(ToolFailure::new(FailureCode::PermissionDenied, reason))
             }

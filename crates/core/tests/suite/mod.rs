@@ -1,5 +1,6 @@
 mod call_ids;
 mod cancel;
+mod output;
 mod prompt_error;
 mod registry;
 mod runner;
