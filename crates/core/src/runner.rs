@@ -51,9 +51,7 @@ enum Offer {
 pub enum RunError {
     #[error(transparent)]
     Model(#[from] ModelError),
-    #[error(
-        "turn limit reached: the model still asked for tools after {limit} requests; raise --max-turns or narrow the task"
-    )]
+    #[error("turn limit reached: the model still asked for tools after {limit} requests")]
     TurnLimit { limit: usize },
     #[error("the system prompt provider failed")]
     Prompt(#[source] PromptError),

@@ -97,32 +97,35 @@ impl RetryAfter {
 /// Which bound ended a run of retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RetryLimit {
-    /// The attempt limit (`--retry-attempts`) was used up.
-    Attempts { max: u32 },
-    /// The next wait would have ended past the overall deadline (`--retry-deadline`).
-    Deadline { after: Duration },
+    /// The attempt limit was used up.
+    Attempts {
+        /// The limit.
+        max: u32,
+    },
+    /// The next wait would have ended past the overall deadline.
+    Deadline {
+        /// The deadline, counted from the first attempt.
+        after: Duration,
+    },
 }
 
 impl std::fmt::Display for RetryLimit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Attempts { max } => write!(f, "the limit of {max} attempts (--retry-attempts)"),
-            Self::Deadline { after } => write!(
-                f,
-                "the {} s deadline (--retry-deadline)",
-                after.as_secs_f64()
-            ),
+            Self::Attempts { max } => write!(f, "the limit of {max} attempts"),
+            Self::Deadline { after } => write!(f, "the {} s deadline", after.as_secs_f64()),
         }
     }
 }
 
 /// Why a model call failed. Statuses are kept so that a later chapter (recovery) can decide
 /// what to retry; messages never contain the API key (adapters redact it).
+///
+/// The texts say what failed, never which setting or flag to change: those belong to the
+/// program that configured the client (the CLI adds them as hints).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelError {
-    #[error(
-        "the model server rejected the credentials (HTTP {status}): {message}; check OPENAI_API_KEY"
-    )]
+    #[error("the model server rejected the credentials (HTTP {status}): {message}")]
     Auth { status: u16, message: String },
     #[error("rate limited by the model server (HTTP 429): {message}")]
     RateLimited {
@@ -140,7 +143,7 @@ pub enum ModelError {
     },
     #[error("the model server rejected the request (HTTP {status}): {message}")]
     Http { status: u16, message: String },
-    #[error("could not reach the model server: {message}; check OPENAI_BASE_URL")]
+    #[error("could not reach the model server: {message}")]
     Transport { message: String },
     #[error("the model server sent a reply this harness cannot use: {message}")]
     InvalidResponse { message: String },
@@ -163,7 +166,7 @@ pub enum ModelError {
     },
     /// Chapter 11: the reply was cut off inside its tool calls and nothing usable was left.
     #[error(
-        "the reply was cut off at the length limit inside tool call{} {}; a cut-off call is never run (raise --max-tokens)",
+        "the reply was cut off at the length limit inside tool call{} {}; a cut-off call is never run",
         if .calls.len() == 1 { "" } else { "s" },
         .calls.join(", ")
     )]

@@ -298,7 +298,7 @@ fn interactive(
             prompt => match run_turn(rt, agent, prompt, interrupts) {
                 Ok(outcome) => println!("{}", outcome.final_text),
                 Err(RunError::Cancelled) => eprintln!("[cancel] turn cancelled"),
-                Err(err) => eprintln!("error: {err}"),
+                Err(err) => eprintln!("error: {}", super::hint::with_hint(&err, &err)),
             },
         }
     }

@@ -67,7 +67,7 @@ pub fn run_due_to(
                 return Batch::Cancelled;
             }
             Err(error) => {
-                let _ = writeln!(err, "error: {error}");
+                let _ = writeln!(err, "error: {}", super::hint::with_hint(&error, &error));
             }
         }
         let _ = out.flush();
