@@ -6,13 +6,23 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What running a tool can do to the world; the permission pipeline (chapter 3) keys on it.
+/// Not part of a request: the model never sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolEffect {
+    /// Reads the workspace or the harness's state and changes nothing.
     Read,
+    /// Changes files in the workspace, or state that decides what runs later without the
+    /// person (a durable schedule).
     Write,
+    /// Runs a command.
     Execute,
+    /// Reaches beyond this process and its workspace (a subagent's own model calls).
     External,
+    /// Changes only the harness's own bookkeeping for this agent — a plan, a task list, a job
+    /// it started itself — and no file the person owns, and runs no command. The permission
+    /// pipeline's rules do not ask before it (as for `Read`); a rule can single it out.
+    State,
 }
 
 /// The part of a tool the model sees. Registered apart from the handler (codex-rs style), so
@@ -207,6 +217,35 @@ pub fn parse_arguments<T: serde::de::DeserializeOwned>(
 ) -> Result<T, ToolFailure> {
     serde_json::from_value(call.arguments.clone())
         .map_err(|err| ToolFailure::new(FailureCode::InvalidArguments, err.to_string()))
+}
+
+#[cfg(test)]
+mod effect_tests {
+    use super::ToolEffect;
+
+    #[test]
+    fn effects_are_named_in_snake_case() {
+        let names: Vec<String> = [
+            ToolEffect::Read,
+            ToolEffect::Write,
+            ToolEffect::Execute,
+            ToolEffect::External,
+            ToolEffect::State,
+        ]
+        .iter()
+        .map(|effect| serde_json::to_string(effect).unwrap_or_default())
+        .collect();
+        assert_eq!(
+            names,
+            [
+                r#""read""#,
+                r#""write""#,
+                r#""execute""#,
+                r#""external""#,
+                r#""state""#
+            ]
+        );
+    }
 }
 
 #[cfg(test)]
