@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::message::ToolCall;
 use crate::names::NameRule;
 use crate::schema;
-use crate::schema::SchemaError;
+use crate::schema::{SchemaError, SchemaMode};
 use crate::tool::{FailureCode, PreparedCall, ToolFailure, ToolHandler, ToolOutput, ToolSpec};
 
 /// A registration that cannot be accepted. These are programming errors in the composition
@@ -41,7 +41,7 @@ struct Entry {
 /// Collects specs and handlers; [`ToolRegistryBuilder::build`] checks that they pair up.
 #[derive(Default)]
 pub struct ToolRegistryBuilder {
-    specs: Vec<ToolSpec>,
+    specs: Vec<(ToolSpec, SchemaMode)>,
     handlers: BTreeMap<String, Arc<dyn ToolHandler>>,
 }
 
@@ -50,7 +50,7 @@ impl std::fmt::Debug for ToolRegistryBuilder {
         f.debug_struct("ToolRegistryBuilder")
             .field(
                 "specs",
-                &self.specs.iter().map(|s| &s.name).collect::<Vec<_>>(),
+                &self.specs.iter().map(|(s, _)| &s.name).collect::<Vec<_>>(),
             )
             .finish()
     }
@@ -63,7 +63,7 @@ impl ToolRegistryBuilder {
 
     /// Adds the spec the model will see. Order of `spec` calls is the order tools are sent in.
     pub fn spec(mut self, spec: ToolSpec) -> Self {
-        self.specs.push(spec);
+        self.specs.push((spec, SchemaMode::Strict));
         self
     }
 
@@ -79,14 +79,27 @@ impl ToolRegistryBuilder {
         self.spec(spec).handler(name, handler)
     }
 
+    /// A tool whose schema was written elsewhere (an MCP server's), taken in `mode`: with
+    /// [`SchemaMode::Sanitize`] the model is sent the reduced schema.
+    pub fn foreign_tool(
+        mut self,
+        spec: ToolSpec,
+        handler: Arc<dyn ToolHandler>,
+        mode: SchemaMode,
+    ) -> Self {
+        let name = spec.name.clone();
+        self.specs.push((spec, mode));
+        self.handler(name, handler)
+    }
+
     pub fn build(mut self) -> Result<ToolRegistry, RegistryError> {
         let mut entries: Vec<Entry> = Vec::with_capacity(self.specs.len());
-        for spec in self.specs {
+        for (spec, mode) in self.specs {
             let handler = self
                 .handlers
                 .remove(&spec.name)
                 .ok_or_else(|| RegistryError::MissingHandler(spec.name.clone()))?;
-            check_entry(&entries, &spec)?;
+            let spec = check_entry(&entries, spec, mode)?;
             entries.push(Entry { spec, handler });
         }
         if let Some(name) = self.handlers.into_keys().next() {
@@ -96,17 +109,24 @@ impl ToolRegistryBuilder {
     }
 }
 
-fn check_entry(existing: &[Entry], spec: &ToolSpec) -> Result<(), RegistryError> {
+/// Checks a registration and returns the spec to keep (its schema adopted in `mode`).
+fn check_entry(
+    existing: &[Entry],
+    mut spec: ToolSpec,
+    mode: SchemaMode,
+) -> Result<ToolSpec, RegistryError> {
     if !NameRule::Tool.accepts(&spec.name) {
         return Err(RegistryError::InvalidName(spec.name.clone()));
     }
     if existing.iter().any(|e| e.spec.name == spec.name) {
         return Err(RegistryError::Duplicate(spec.name.clone()));
     }
-    schema::check_schema(&spec.parameters).map_err(|reason| RegistryError::InvalidSchema {
-        name: spec.name.clone(),
-        reason,
-    })
+    spec.parameters =
+        schema::adopt(&spec.parameters, mode).map_err(|reason| RegistryError::InvalidSchema {
+            name: spec.name.clone(),
+            reason,
+        })?;
+    Ok(spec)
 }
 
 /// The tools an agent can call, in registration order.
@@ -167,8 +187,19 @@ impl ToolRegistry {
         spec: ToolSpec,
         handler: Arc<dyn ToolHandler>,
     ) -> Result<(), RegistryError> {
+        self.register_in(spec, handler, SchemaMode::Strict)
+    }
+
+    /// [`Self::register`] for a tool whose schema was written elsewhere, taken in `mode`
+    /// (an MCP server connected after the agent was built).
+    pub fn register_in(
+        &self,
+        spec: ToolSpec,
+        handler: Arc<dyn ToolHandler>,
+        mode: SchemaMode,
+    ) -> Result<(), RegistryError> {
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
-        check_entry(&entries, &spec)?;
+        let spec = check_entry(&entries, spec, mode)?;
         entries.push(Entry { spec, handler });
         Ok(())
     }

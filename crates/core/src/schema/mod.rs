@@ -3,10 +3,18 @@
 //! Models send arguments that almost match; we want the mismatch told back precisely
 //! (`$.todos[0].status: expected one of ...`). A full JSON-schema engine would be a heavy
 //! dependency for the handful of keywords tool schemas use, so this module supports exactly
-//! that subset and *refuses to register* a schema using anything else — an unsupported keyword
-//! is never silently unenforced.
+//! that subset and *refuses to register* one of our own schemas using anything else — an
+//! unsupported keyword is never silently unenforced.
+//!
+//! Schemas written elsewhere (an MCP server's tools, chapter 19) use whatever their generator
+//! emits; [`foreign`] adopts them in a [`SchemaMode`] that says what happens to the keywords
+//! this checker does not enforce.
+
+mod foreign;
 
 use serde_json::{Map, Value};
+
+pub use foreign::{MAX_SCHEMA_DEPTH, SchemaMode, adopt};
 
 /// Why a schema cannot be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,6 +29,13 @@ pub enum SchemaError {
     Unsupported { at: String, keyword: String },
     #[error("{at}: `properties` must be an object")]
     PropertiesNotObject { at: String },
+    /// `$ref` (and the `$defs` it points into): resolving references is not supported, so a
+    /// referenced constraint would go unchecked; the schema must be self-contained.
+    #[error("{at}: `$ref` is not supported; the schema must be self-contained")]
+    Reference { at: String },
+    /// Nested deeper than [`MAX_SCHEMA_DEPTH`]: a foreign schema is untrusted input.
+    #[error("{at}: the schema nests deeper than {max} levels")]
+    TooDeep { at: String, max: usize },
 }
 
 /// Where a value does not match its schema, and how: the text the model reads to fix its
@@ -63,6 +78,7 @@ fn mismatch(at: &str, problem: Problem) -> Mismatch {
     }
 }
 
+/// The keywords this checker enforces (and `description`, which it shows).
 const KNOWN_KEYWORDS: &[&str] = &[
     "type",
     "description",
@@ -200,8 +216,12 @@ fn validate_object(
             }
         }
     }
-    // Strict by default: only an explicit `additionalProperties: true` allows unknown fields.
-    let open = node.get("additionalProperties") == Some(&Value::Bool(true));
+    // Strict by default: only `additionalProperties: true` allows unknown fields. A schema
+    // there (foreign schemas use it) allows them too; what it says of them is not checked.
+    let open = matches!(
+        node.get("additionalProperties"),
+        Some(Value::Bool(true) | Value::Object(_))
+    );
     for (key, val) in map {
         match props.get(key) {
             Some(sub) => validate_at(sub, val, &format!("{at}.{key}"))?,
