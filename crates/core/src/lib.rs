@@ -15,6 +15,8 @@
 //! re-exported here so a feature crate needs one dependency for the loop and its words.
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
+#![warn(missing_docs)]
+
 pub mod cancel;
 pub mod error;
 pub mod event;

@@ -9,5 +9,6 @@ pub use agent_protocol::model::*;
 /// model of `agent-test-support` (offline runs and tests).
 #[async_trait]
 pub trait ModelClient: Send + Sync {
+    /// Sends one request and returns the reply, or why there is none.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError>;
 }

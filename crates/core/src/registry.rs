@@ -20,16 +20,26 @@ use crate::tool::{FailureCode, PreparedCall, ToolFailure, ToolHandler, ToolOutpu
 /// root, reported when the agent is built rather than when the model first calls the tool.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
+    /// The name breaks the tool-name rule.
     #[error("tool name `{0}` is invalid: use 1-64 characters from A-Z, a-z, 0-9 and _")]
     InvalidName(String),
+    /// Two specs share a name.
     #[error("tool `{0}` is registered twice")]
     Duplicate(String),
+    /// A spec without a handler.
     #[error("tool `{0}` has a spec but no handler")]
     MissingHandler(String),
+    /// A handler without a spec.
     #[error("a handler is registered for `{0}` but no spec names it")]
     HandlerWithoutSpec(String),
+    /// The schema cannot be taken in the mode it was registered in.
     #[error("tool `{name}` has an unusable schema: {reason}")]
-    InvalidSchema { name: String, reason: SchemaError },
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// Why.
+        reason: SchemaError,
+    },
 }
 
 #[derive(Clone)]
@@ -57,6 +67,7 @@ impl std::fmt::Debug for ToolRegistryBuilder {
 }
 
 impl ToolRegistryBuilder {
+    /// An empty builder.
     pub fn new() -> Self {
         Self::default()
     }
@@ -92,6 +103,7 @@ impl ToolRegistryBuilder {
         self.handler(name, handler)
     }
 
+    /// Checks every registration (names, schemas, spec and handler paired) and builds.
     pub fn build(mut self) -> Result<ToolRegistry, RegistryError> {
         let mut entries: Vec<Entry> = Vec::with_capacity(self.specs.len());
         for (spec, mode) in self.specs {
@@ -159,6 +171,7 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
+    /// A builder for a new registry.
     pub fn builder() -> ToolRegistryBuilder {
         ToolRegistryBuilder::new()
     }
@@ -204,10 +217,12 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// The specs, in registration order (what a request offers).
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.read().iter().map(|e| e.spec.clone()).collect()
     }
 
+    /// The names, in registration order.
     pub fn names(&self) -> Vec<String> {
         self.read().iter().map(|e| e.spec.name.clone()).collect()
     }
@@ -231,6 +246,7 @@ impl ToolRegistry {
         }
     }
 
+    /// The spec of `name`, if registered.
     pub fn spec(&self, name: &str) -> Option<ToolSpec> {
         self.read()
             .iter()
@@ -238,6 +254,7 @@ impl ToolRegistry {
             .map(|e| e.spec.clone())
     }
 
+    /// Whether no tool is registered.
     pub fn is_empty(&self) -> bool {
         self.read().is_empty()
     }

@@ -20,6 +20,8 @@
 //! assert_eq!(failure.to_string(), "Error [path_escape]: `../x` leads outside the workspace");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod event;
 pub mod ids;
 pub mod inbox;

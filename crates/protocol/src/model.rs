@@ -11,11 +11,26 @@ use crate::tool::ToolSpec;
 /// Everything one model call receives. The system prompt is the first message; it is not a
 /// separate field, so what is recorded is exactly what is sent.
 ///
+/// ```
+/// use agent_protocol::{Message, ModelRequest};
+///
+/// let request = ModelRequest {
+///     messages: vec![Message::system("Be brief.").into(), Message::user("Hi").into()],
+///     ..ModelRequest::default()
+/// };
+/// // No tools and no limit: neither appears in what is recorded.
+/// assert_eq!(
+///     serde_json::to_string(&request).unwrap(),
+///     r#"{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}]}"#
+/// );
+/// ```
+///
 /// Messages are shared with the stored history (`Arc`), so building a request allocates for
 /// what it adds (the system prompt, a reminder), not for the whole conversation. They serialize
 /// exactly as plain messages.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelRequest {
+    /// The conversation as sent, the system prompt first.
     pub messages: Vec<Arc<Message>>,
     /// Tools offered to the model, in registration order. Empty means "send no tools".
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -30,8 +45,11 @@ pub struct ModelRequest {
 /// Token accounting reported by the server, when it reports any.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Tokens of the request.
     pub prompt_tokens: u32,
+    /// Tokens of the reply.
     pub completion_tokens: u32,
+    /// Both, as the server counts them.
     pub total_tokens: u32,
     /// Prompt tokens served from the provider's prompt cache, when the server says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,17 +59,22 @@ pub struct Usage {
 /// One assistant reply.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelReply {
+    /// The reply's text, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// The tool calls it asks for, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// Token accounting, when the server sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Why the reply ended, as the server said it (`stop`, `length`, `tool_calls`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
 }
 
 impl ModelReply {
+    /// A reply of text only.
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: Some(content.into()),
@@ -59,6 +82,7 @@ impl ModelReply {
         }
     }
 
+    /// A reply of tool calls only.
     pub fn tool_calls(calls: Vec<ToolCall>) -> Self {
         Self {
             tool_calls: calls,
@@ -125,28 +149,58 @@ impl std::fmt::Display for RetryLimit {
 /// program that configured the client (the CLI adds them as hints).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelError {
+    /// 401 or 403: the key is wrong, missing or not allowed this model.
     #[error("the model server rejected the credentials (HTTP {status}): {message}")]
-    Auth { status: u16, message: String },
+    Auth {
+        /// The HTTP status.
+        status: u16,
+        /// The server's message (the key redacted).
+        message: String,
+    },
+    /// 429.
     #[error("rate limited by the model server (HTTP 429): {message}")]
     RateLimited {
+        /// The server's message.
         message: String,
+        /// When the server said to come back, if it did.
         retry_after: Option<RetryAfter>,
     },
+    /// The request does not fit the model's context (413, or the server's own words).
     #[error("the prompt is too long for the model: {message}")]
-    PromptTooLong { message: String },
+    PromptTooLong {
+        /// The server's message.
+        message: String,
+    },
+    /// 5xx.
     #[error("the model server failed (HTTP {status}): {message}")]
     Server {
+        /// The HTTP status.
         status: u16,
+        /// The server's message.
         message: String,
         /// Kept for an overloaded server (503, 529) that says when to come back.
         retry_after: Option<RetryAfter>,
     },
+    /// Any other HTTP failure (400, 404, …): the request itself is wrong.
     #[error("the model server rejected the request (HTTP {status}): {message}")]
-    Http { status: u16, message: String },
+    Http {
+        /// The HTTP status.
+        status: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// No answer: the connection failed or timed out.
     #[error("could not reach the model server: {message}")]
-    Transport { message: String },
+    Transport {
+        /// What failed.
+        message: String,
+    },
+    /// An answer that is not a usable reply (not JSON, no choice, too large, …).
     #[error("the model server sent a reply this harness cannot use: {message}")]
-    InvalidResponse { message: String },
+    InvalidResponse {
+        /// What is wrong with it.
+        message: String,
+    },
     /// The model client itself failed, not the server: a client that is not an HTTP adapter
     /// (the scripted model of `agent-test-support` when its script runs out) says why in its
     /// own error type, carried here and shown as it is.
@@ -159,9 +213,13 @@ pub enum ModelError {
         elapsed.as_secs_f64()
     )]
     GaveUp {
+        /// Attempts made.
         attempts: u32,
+        /// Time from the first attempt to giving up.
         elapsed: Duration,
+        /// The bound that was reached.
         limit: RetryLimit,
+        /// The last attempt's failure.
         last: Box<ModelError>,
     },
     /// Chapter 11: the reply was cut off inside its tool calls and nothing usable was left.
@@ -170,7 +228,10 @@ pub enum ModelError {
         if .calls.len() == 1 { "" } else { "s" },
         .calls.join(", ")
     )]
-    TruncatedToolCall { calls: Vec<String> },
+    TruncatedToolCall {
+        /// The cut-off calls, as `name (id)`.
+        calls: Vec<String>,
+    },
 }
 
 /// A model client's own failure, kept as the client's typed error behind a shared pointer so

@@ -29,15 +29,19 @@ pub enum ToolEffect {
 /// the request bytes depend only on specs and several names can share one handler.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The name the model calls it by (`^[A-Za-z0-9_]+$`, unique in a registry).
     pub name: String,
+    /// What the model reads about when to use it.
     pub description: String,
     /// A JSON schema for the arguments (the subset `agent-core` checks); strict: unknown
     /// fields are rejected unless the schema says `additionalProperties: true`.
     pub parameters: Value,
+    /// What a call can do, for the permission pipeline; never sent to the model.
     pub effect: ToolEffect,
 }
 
 impl ToolSpec {
+    /// A spec from its parts.
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -131,11 +135,14 @@ impl fmt::Display for FailureCode {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Error [{code}]: {message}")]
 pub struct ToolFailure {
+    /// Which kind of failure.
     pub code: FailureCode,
+    /// What the model should know to do better.
     pub message: String,
 }
 
 impl ToolFailure {
+    /// A failure with its code and message.
     pub fn new(code: FailureCode, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -143,6 +150,7 @@ impl ToolFailure {
         }
     }
 
+    /// The handler ran and failed (`tool_execution_error`).
     pub fn execution(message: impl fmt::Display) -> Self {
         Self::new(FailureCode::ToolExecutionError, message.to_string())
     }
@@ -191,9 +199,13 @@ impl CallSummary {
 /// the schema. Only prepared calls reach permissions, hooks and handlers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedCall {
+    /// The id of the model's call.
     pub call_id: String,
+    /// The tool's name.
     pub name: String,
+    /// The arguments, parsed and checked against the schema.
     pub arguments: Value,
+    /// The tool's effect, from its spec.
     pub effect: ToolEffect,
     /// What the handler said about these arguments (the handler's `describe`), computed when
     /// the call is prepared and again when a hook rewrites the input.

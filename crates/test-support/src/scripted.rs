@@ -189,6 +189,25 @@ pub enum Recording {
 
 /// Replays [`ScriptStep`]s in order; records the requests it receives only when built
 /// [`recording`](ScriptedModel::recording) them.
+///
+/// ```
+/// use agent_core::{Message, ModelClient, ModelReply, ModelRequest};
+/// use agent_test_support::{Recording, ScriptedModel};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let model = ScriptedModel::replies([ModelReply::text("hello")]).recording(Recording::Requests);
+/// let request = ModelRequest {
+///     messages: vec![Message::user("hi").into()],
+///     ..ModelRequest::default()
+/// };
+/// assert_eq!(model.complete(&request).await.unwrap(), ModelReply::text("hello"));
+/// assert_eq!(model.requests(), vec![request.clone()]);
+///
+/// // Asked once more than scripted: the model's own error, shown as it always was.
+/// let error = model.complete(&request).await.unwrap_err();
+/// assert_eq!(error.to_string(), "the scripted model has no reply left for request #2");
+/// # });
+/// ```
 #[derive(Debug, Default)]
 pub struct ScriptedModel {
     steps: Mutex<VecDeque<ScriptStep>>,
