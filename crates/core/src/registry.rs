@@ -299,9 +299,15 @@ impl ToolRegistry {
         validate(&entry, &call.call_id, call.arguments.clone())
     }
 
-    /// Runs a prepared call. The handler is cloned out of the lock first, so a slow tool never
-    /// blocks registration.
-    pub async fn execute(&self, call: &PreparedCall) -> Result<ToolOutput, ToolFailure> {
+    /// Runs a prepared call and returns the tool-result text the model reads (the output's
+    /// [`ToolOutput::into_text`]).
+    pub async fn execute(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
+        self.execute_output(call).await.map(ToolOutput::into_text)
+    }
+
+    /// Runs a prepared call ([`ToolHandler::call`]) and returns its output as parts. The
+    /// handler is cloned out of the lock first, so a slow tool never blocks registration.
+    pub async fn execute_output(&self, call: &PreparedCall) -> Result<ToolOutput, ToolFailure> {
         let handler = self.entry(&call.name).map(|e| e.handler).ok_or_else(|| {
             ToolFailure::new(
                 FailureCode::UnknownTool,

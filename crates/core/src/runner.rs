@@ -21,7 +21,7 @@ use crate::seams::{
     PostToolVerdict, PreToolVerdict, ProcessError, PromptBlocked, PromptError, ResultShaper,
     SystemPromptProvider, TurnHooks,
 };
-use crate::tool::{FailureCode, ToolFailure, ToolOutput};
+use crate::tool::{FailureCode, ToolFailure};
 
 /// The default bound on model requests per user turn.
 pub const DEFAULT_MAX_TURNS: usize = 30;
@@ -536,11 +536,7 @@ impl AgentRunner {
             PreToolVerdict::Block(failure) => return failed(failure),
         };
         let output = match self.gate.check(&prepared, &hints).await {
-            GateDecision::Allow => self
-                .tools
-                .execute(&prepared)
-                .await
-                .map(ToolOutput::into_text),
+            GateDecision::Allow => self.tools.execute(&prepared).await,
             GateDecision::Deny { reason } => {
                 Err(ToolFailure::new(FailureCode::PermissionDenied, reason))
             }

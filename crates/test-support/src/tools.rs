@@ -1,8 +1,6 @@
 //! Running one tool call as the loop does, and building the calls and checks tests repeat.
 
-use agent_core::{
-    ModelRequest, PairingError, ToolCall, ToolOutput, ToolRegistry, validate_pairing,
-};
+use agent_core::{ModelRequest, PairingError, ToolCall, ToolRegistry, validate_pairing};
 use serde_json::Value;
 
 /// The call id [`call_tool`] gives its call.
@@ -15,7 +13,7 @@ pub const CALL_ID: &str = "t1";
 pub async fn call_tool(registry: &ToolRegistry, name: &str, arguments: Value) -> String {
     let call = tool_call(CALL_ID, name, arguments);
     let result = match registry.prepare(&call) {
-        Ok(prepared) => registry.execute(&prepared).await.map(ToolOutput::into_text),
+        Ok(prepared) => registry.execute(&prepared).await,
         Err(failure) => Err(failure),
     };
     result.unwrap_or_else(|failure| failure.to_string())

@@ -63,3 +63,27 @@ async fn the_registry_runs_call_and_the_model_reads_the_parts_joined() {
         ]
     );
 }
+
+#[tokio::test]
+async fn execute_output_keeps_the_parts_and_execute_renders_them() {
+    let registry = ToolRegistry::builder()
+        .tool(echo_spec("blocks"), Arc::new(TwoBlocks))
+        .build()
+        .unwrap();
+    let prepared = registry
+        .prepare(&call("c1", "blocks", r#"{"text":"x"}"#))
+        .unwrap();
+    assert_eq!(
+        (
+            registry.execute_output(&prepared).await,
+            registry.execute(&prepared).await
+        ),
+        (
+            Ok(ToolOutput::from_parts(vec![
+                OutputPart::Text("block one".into()),
+                OutputPart::Text("block two".into()),
+            ])),
+            Ok("block one\nblock two".to_string())
+        )
+    );
+}
