@@ -144,33 +144,6 @@ fn is_cap_std_escape(error: &io::Error) -> bool {
     error.kind() == io::ErrorKind::PermissionDenied && error.raw_os_error().is_none()
 }
 
-impl From<PathError> for agent_protocol::ToolFailure {
-    /// As the model sees it: an escape is `path_escape`, anything else a failed execution.
-    fn from(err: PathError) -> Self {
-        use agent_protocol::{FailureCode, ToolFailure};
-        match err {
-            PathError::Escape { .. } => ToolFailure::new(FailureCode::PathEscape, err.to_string()),
-            other => ToolFailure::execution(other),
-        }
-    }
-}
-
-impl From<PathError> for io::Error {
-    /// For callers whose errors carry an `io::Error` and name the path themselves: the I/O
-    /// error itself when there is one (so `NotFound` stays `NotFound`), otherwise the
-    /// boundary's refusal with a fitting kind.
-    fn from(err: PathError) -> Self {
-        let kind = match err {
-            PathError::Io { source, .. } => return source,
-            PathError::Escape { .. } => io::ErrorKind::PermissionDenied,
-            PathError::ThroughMissing { .. } => io::ErrorKind::NotFound,
-            PathError::NotAFile { .. } => io::ErrorKind::InvalidInput,
-            PathError::TooLarge { .. } => io::ErrorKind::FileTooLarge,
-        };
-        io::Error::new(kind, err)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::io;
@@ -228,5 +201,32 @@ mod tests {
             error.to_string(),
             "`logs/audit.jsonl` resolves outside the workspace"
         );
+    }
+}
+
+impl From<PathError> for agent_protocol::ToolFailure {
+    /// As the model sees it: an escape is `path_escape`, anything else a failed execution.
+    fn from(err: PathError) -> Self {
+        use agent_protocol::{FailureCode, ToolFailure};
+        match err {
+            PathError::Escape { .. } => ToolFailure::new(FailureCode::PathEscape, err.to_string()),
+            other => ToolFailure::execution(other),
+        }
+    }
+}
+
+impl From<PathError> for io::Error {
+    /// For callers whose errors carry an `io::Error` and name the path themselves: the I/O
+    /// error itself when there is one (so `NotFound` stays `NotFound`), otherwise the
+    /// boundary's refusal with a fitting kind.
+    fn from(err: PathError) -> Self {
+        let kind = match err {
+            PathError::Io { source, .. } => return source,
+            PathError::Escape { .. } => io::ErrorKind::PermissionDenied,
+            PathError::ThroughMissing { .. } => io::ErrorKind::NotFound,
+            PathError::NotAFile { .. } => io::ErrorKind::InvalidInput,
+            PathError::TooLarge { .. } => io::ErrorKind::FileTooLarge,
+        };
+        io::Error::new(kind, err)
     }
 }
