@@ -261,16 +261,22 @@ impl ScriptedModel {
             source,
         };
         let file = std::fs::File::open(path).map_err(read_error)?;
+        let too_large = || ScriptError::TooLarge {
+            path: origin.clone(),
+            max: MAX_SCRIPT_BYTES,
+        };
+        // A regular file says its size: refused before a byte is read. A pipe or a device
+        // does not, and is read up to the bound below.
+        if file.metadata().map_err(read_error)?.len() > MAX_SCRIPT_BYTES {
+            return Err(too_large());
+        }
         let mut text = String::new();
         // One byte past the bound tells "exactly at the bound" from "larger".
         file.take(MAX_SCRIPT_BYTES + 1)
             .read_to_string(&mut text)
             .map_err(read_error)?;
         if text.len() as u64 > MAX_SCRIPT_BYTES {
-            return Err(ScriptError::TooLarge {
-                path: origin,
-                max: MAX_SCRIPT_BYTES,
-            });
+            return Err(too_large());
         }
         Self::from_json(&text, &origin)
     }
