@@ -2,12 +2,12 @@
 //!
 //! Nothing here runs on its own: no timer, no task. The REPL asks [`Scheduler::due`] when it is
 //! idle between user turns, so a scheduled prompt can never land in the middle of a turn, and
-//! tests drive time with an injected [`Clock`].
+//! tests drive time with an injected [`Clock`] (the workspace's, read as wall time).
 
-use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
-use agent_workspace::Workspace;
+use agent_workspace::{Clock, Workspace};
 use jiff::Timestamp;
 
 use crate::error::CronError;
@@ -22,40 +22,6 @@ pub const MAX_PROMPT_BYTES: usize = 4000;
 /// Missed fire times are counted up to this many; past it the count stops (a `* * * * *`
 /// schedule down for a year would otherwise walk half a million instants).
 pub const MAX_COUNTED_MISSES: u32 = 1000;
-
-/// Where "now" comes from: the system clock in the harness, a hand-set one in tests.
-pub trait Clock: Send + Sync + fmt::Debug {
-    fn now(&self) -> Timestamp;
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::now()
-    }
-}
-
-/// A clock that only moves when told to.
-#[derive(Debug)]
-pub struct ManualClock(Mutex<Timestamp>);
-
-impl ManualClock {
-    pub fn new(now: Timestamp) -> Self {
-        Self(Mutex::new(now))
-    }
-
-    pub fn set(&self, now: Timestamp) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = now;
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Timestamp {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
 
 /// What `schedule_cron` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +57,12 @@ impl Scheduler {
         }
     }
 
+    /// The clock's wall time as a `jiff` instant (cron's calendar arithmetic is jiff's). A
+    /// wall time outside jiff's range (years -9999..=9999) is held at its nearest end.
+    fn now(&self) -> Timestamp {
+        wall_timestamp(self.clock.wall())
+    }
+
     fn session(&self) -> std::sync::MutexGuard<'_, SessionSchedules> {
         // Every change to the list is a single push, retain or field write: a panic cannot
         // leave it half-changed, so a poisoned lock is still safe to use.
@@ -114,7 +86,7 @@ impl Scheduler {
                 max: MAX_PROMPT_BYTES,
             });
         }
-        let now = self.clock.now();
+        let now = self.now();
         let next = next_fire(&expr, &zone, now)?;
         let make = |id| Schedule {
             id,
@@ -191,7 +163,7 @@ impl Scheduler {
     /// again, and of two processes sharing the workspace only one gets a durable run. At
     /// start-up the first call returns the durable runs missed while the process was down.
     pub fn due(&self) -> Result<Vec<Due>, CronError> {
-        let now = self.clock.now();
+        let now = self.now();
         // Durable first: if the file cannot be used, the session schedules stay untouched.
         // A look without the lock first: an idle REPL asks often, and most times nothing is
         // due, so nothing is locked or created in a workspace that has no schedule.
@@ -213,6 +185,14 @@ impl Scheduler {
         });
         Ok(due)
     }
+}
+
+fn wall_timestamp(wall: SystemTime) -> Timestamp {
+    Timestamp::try_from(wall).unwrap_or(if wall < SystemTime::UNIX_EPOCH {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    })
 }
 
 fn advance_all<'a>(schedules: impl Iterator<Item = &'a mut Schedule>, now: Timestamp) -> Vec<Due> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_core::{FailureCode, Inbox, Message, ToolFailure};
 use agent_workspace::process::{ProcessTree, Shell, shell};
-use agent_workspace::{Existing, Inside, PathError, Workspace};
+use agent_workspace::{Clock, Existing, Inside, PathError, SystemClock, Workspace};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -30,21 +30,6 @@ const PIPE_GRACE: Duration = Duration::from_millis(500);
 /// Ids tried when another process took the next one first.
 const ID_ATTEMPTS: u64 = 100;
 
-/// Where elapsed times come from: tokio's clock by default (paused in tests), or a test's own.
-pub trait Clock: Send + Sync + std::fmt::Debug {
-    fn now(&self) -> Instant;
-}
-
-/// `tokio::time::Instant::now()`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TokioClock;
-
-impl Clock for TokioClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
-
 /// Limits of the jobs one session starts.
 #[derive(Debug, Clone)]
 pub struct JobConfig {
@@ -52,7 +37,7 @@ pub struct JobConfig {
     pub limit: Duration,
     /// Bytes of output its log keeps; then a marker line, and later output is dropped.
     pub log_cap: u64,
-    /// Measures how long a job ran (the notice's `elapsed`).
+    /// Measures how long a job ran (the notice's `elapsed`): the workspace's clock.
     pub clock: Arc<dyn Clock>,
 }
 
@@ -61,7 +46,7 @@ impl Default for JobConfig {
         Self {
             limit: DEFAULT_LIMIT,
             log_cap: DEFAULT_LOG_CAP,
-            clock: Arc::new(TokioClock),
+            clock: Arc::new(SystemClock),
         }
     }
 }

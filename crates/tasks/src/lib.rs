@@ -16,7 +16,6 @@ pub mod tools;
 pub use graph::Tasks;
 pub use model::{BadId, Status, Task, TaskId, UnknownStatus, parse_id};
 pub use store::{
-    Clock, Field, FileError, NewTask, Snapshot, TASKS_DIR, TaskChange, TaskError, TaskStore,
-    Updated,
+    Field, FileError, NewTask, Snapshot, TASKS_DIR, TaskChange, TaskError, TaskStore, Updated,
 };
 pub use tools::{register, specs};

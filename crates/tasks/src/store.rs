@@ -20,9 +20,9 @@
 //! its id from being handed out again.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
-use agent_workspace::{Existing, FileKind, Inside, PathError, Workspace};
+use agent_workspace::{Clock, Existing, FileKind, Inside, PathError, SystemClock, Workspace};
 
 use crate::graph::{self, Tasks};
 use crate::model::{
@@ -36,11 +36,10 @@ pub const READ_LIMIT: u64 = 64 * 1024;
 /// Tasks one workspace may hold: every change scans them all.
 pub const MAX_TASKS: usize = 1_000;
 
-/// Seconds since the Unix epoch; injected so tests compare whole tasks.
-pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
-
-fn system_clock() -> u64 {
-    SystemTime::now()
+/// Seconds since the Unix epoch on `clock`'s wall (0 before it).
+fn epoch_seconds(clock: &dyn Clock) -> u64 {
+    clock
+        .wall()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
@@ -173,7 +172,7 @@ pub struct Snapshot {
 
 pub struct TaskStore {
     workspace: Workspace,
-    clock: Clock,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for TaskStore {
@@ -227,12 +226,12 @@ impl TaskStore {
     pub fn open(workspace: &Workspace) -> Self {
         Self {
             workspace: workspace.clone(),
-            clock: Arc::new(system_clock),
+            clock: Arc::new(SystemClock),
         }
     }
 
-    /// The clock `created` and `updated` come from.
-    pub fn with_clock(mut self, clock: Clock) -> Self {
+    /// The clock `created` and `updated` come from (its wall time, in whole seconds).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }
@@ -377,7 +376,7 @@ impl TaskStore {
             {
                 return Err(TaskError::UnknownBlocker(unknown));
             }
-            let now = (self.clock)();
+            let now = epoch_seconds(self.clock.as_ref());
             let task = Task {
                 id: snapshot.next_id,
                 subject,
@@ -447,7 +446,7 @@ impl TaskStore {
             if let Some(owner) = owner {
                 task.owner = owner;
             }
-            task.updated = (self.clock)();
+            task.updated = epoch_seconds(self.clock.as_ref());
             self.write(dir, &task, Existing::Replace)?;
             snapshot.tasks.insert(id, task.clone());
             let now_ready = ready_around(&snapshot.tasks, id)

@@ -11,14 +11,18 @@
 //! - [`process::shell`] starts `bash -c` without the model server's credentials, its
 //!   [`process::ProcessTree`] ends every process the command started, and
 //!   [`process::supervise`] waits for it under one deadline with bounded output ([`Capture`]).
+//! - [`Clock`]: the one source of time (monotonic, wall, sleeps), real ([`SystemClock`]) or
+//!   moved by a test ([`ManualClock`]).
 
 mod boundary;
 mod capture;
+pub mod clock;
 mod error;
 mod fs;
 pub mod process;
 
 pub use boundary::{Inside, Workspace};
 pub use capture::Capture;
+pub use clock::{Clock, ManualClock, Sleep, Sleeping, SystemClock};
 pub use error::{FileKind, Op, PathError};
 pub use fs::{Entry, Existing, FileLock, RegularFile, TEMP_PREFIX};

@@ -26,7 +26,11 @@ impl Fixture {
 
     pub fn in_dir(dir: TempDir) -> Self {
         let ws = Workspace::new(dir.path()).unwrap();
-        let store = Arc::new(TaskStore::open(&ws).with_clock(Arc::new(|| 1_700_000_000)));
+        let store = Arc::new(TaskStore::open(&ws).with_clock(Arc::new(
+            agent_workspace::ManualClock::new(
+                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000),
+            ),
+        )));
         let registry = agent_tasks::register(ToolRegistry::builder(), &store)
             .build()
             .unwrap();
