@@ -186,6 +186,8 @@ impl Workspace {
         };
         self.create_dir_all(&parent)?;
         let permissions = match self.dir().symlink_metadata(path.cap()) {
+            // A quick refusal only: the guarantee is the no-replace rename below, since a
+            // file may appear between this look and the rename.
             Ok(_) if existing == Existing::Refuse => {
                 return Err(write_err(io::Error::from(io::ErrorKind::AlreadyExists)));
             }
@@ -216,7 +218,10 @@ impl Workspace {
                 file.set_permissions(permissions)?;
             }
             file.sync_all()?;
-            self.dir().rename(temp.cap(), self.dir(), path.cap())
+            match existing {
+                Existing::Replace => self.dir().rename(temp.cap(), self.dir(), path.cap()),
+                Existing::Refuse => self.rename_new(&parent, &temp, path),
+            }
         })();
         if let Err(source) = result {
             let _ = self.dir().remove_file(temp.cap());
@@ -224,6 +229,44 @@ impl Workspace {
         }
         self.sync_dir(&parent);
         Ok(())
+    }
+
+    /// Renames `from` to `to`, both in `folder`, failing with `AlreadyExists` if anything is
+    /// at `to`: one `renameat2(RENAME_NOREPLACE)`, so two writers creating the same name at
+    /// once cannot both succeed (a look-then-rename could). Where the file system does not
+    /// support the flag, a hard link (which also refuses an existing name) and an unlink.
+    fn rename_new(&self, folder: &Inside, from: &Inside, to: &Inside) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+
+        let name = |path: &Inside| {
+            path.file_name()
+                .map(|n| std::ffi::CString::new(n.as_bytes()))
+                .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+        };
+        let (old, new) = (name(from)?, name(to)?);
+        // The folder is opened through the handle (beneath the root, no-follow), and the
+        // rename names plain entries of it: no path is resolved by the kernel outside cap-std.
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW);
+        let dir = self.dir().open_with(folder.cap(), &options)?;
+        let fd = dir.as_raw_fd();
+        // SAFETY: `fd` is an open directory for the whole call (`dir` lives until the end of
+        // this function) and both names are NUL-terminated C strings that outlive the call.
+        let done =
+            unsafe { libc::renameat2(fd, old.as_ptr(), fd, new.as_ptr(), libc::RENAME_NOREPLACE) };
+        if done == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if !matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+            return Err(err);
+        }
+        self.dir().hard_link(from.cap(), self.dir(), to.cap())?;
+        self.dir().remove_file(from.cap())
     }
 
     /// Opens a regular file with `options` (plus `O_NOFOLLOW`, `O_NONBLOCK`, `O_NOCTTY`),
@@ -265,7 +308,7 @@ impl Workspace {
     }
 
     /// Opens (creating) a file to take an advisory lock on.
-    pub fn open_lock(&self, path: &Inside) -> Result<std::fs::File, PathError> {
+    fn open_lock(&self, path: &Inside) -> Result<std::fs::File, PathError> {
         self.open_file(
             path,
             OpenOptions::new().read(true).write(true).create(true),
@@ -304,9 +347,20 @@ impl Workspace {
     /// The folder's entries, sorted by name. Names that are not UTF-8 are skipped: nothing
     /// the harness writes has one, and a model could not name it back.
     pub fn list_dir(&self, path: &Inside) -> Result<Vec<Entry>, PathError> {
+        self.list_dir_bounded(path, usize::MAX)
+    }
+
+    /// [`Self::list_dir`], but reading at most `max + 1` entries: a caller seeing more than
+    /// `max` knows the folder is over its bound without having held all of it.
+    pub fn list_dir_bounded(&self, path: &Inside, max: usize) -> Result<Vec<Entry>, PathError> {
         let list_err = |source| PathError::io(Op::List, path, source);
         let mut entries = Vec::new();
-        for entry in self.dir().read_dir(path.cap()).map_err(list_err)? {
+        for entry in self
+            .dir()
+            .read_dir(path.cap())
+            .map_err(list_err)?
+            .take(max.saturating_add(1))
+        {
             let entry = entry.map_err(list_err)?;
             let Ok(name) = entry.file_name().into_string() else {
                 continue;
