@@ -12,7 +12,7 @@ use jiff::Timestamp;
 
 use crate::error::CronError;
 use crate::schedule::{Due, Durability, Schedule, ScheduleId};
-use crate::store::{Contents, Record, Store};
+use crate::store::{Contents, Record, Store, check_prompt};
 use crate::when::{CronExpr, Zone, next_fire};
 
 /// Schedules of one kind (durable, or session) at most.
@@ -77,15 +77,7 @@ impl Scheduler {
             Some(name) => Zone::parse(name)?,
         };
         let prompt = new.prompt.trim().to_string();
-        if prompt.is_empty() {
-            return Err(CronError::EmptyPrompt);
-        }
-        if prompt.len() > MAX_PROMPT_BYTES {
-            return Err(CronError::PromptTooLong {
-                len: prompt.len(),
-                max: MAX_PROMPT_BYTES,
-            });
-        }
+        check_prompt(&prompt)?;
         let now = self.now();
         let next = next_fire(&expr, &zone, now)?;
         let make = |id| Schedule {
@@ -106,8 +98,8 @@ impl Scheduler {
                 if contents.schedules().count() >= MAX_SCHEDULES {
                     return Err(too_many("durable"));
                 }
-                let schedule = make(ScheduleId::durable(contents.next_id));
-                contents.next_id += 1;
+                let id = contents.claim_id().ok_or_else(|| too_many("durable"))?;
+                let schedule = make(ScheduleId::durable(id));
                 contents.records.push(Record::Good(schedule.clone()));
                 Ok(schedule)
             }),
@@ -116,7 +108,8 @@ impl Scheduler {
                 if session.schedules.len() >= MAX_SCHEDULES {
                     return Err(too_many("session"));
                 }
-                session.last_id += 1;
+                // At most 50 at a time and one per call: the counter cannot come near the end.
+                session.last_id = session.last_id.saturating_add(1);
                 let schedule = make(ScheduleId::session(session.last_id));
                 session.schedules.push(schedule.clone());
                 Ok(schedule)
