@@ -46,6 +46,14 @@ impl RegularFile {
     }
 }
 
+impl RegularFile {
+    /// The change counter of a lock file (see [`FileLock::generation`]), read without taking
+    /// the lock: a torn read only makes a cache look old, which costs a re-read.
+    pub fn generation(&self) -> io::Result<u64> {
+        read_generation(&self.file)
+    }
+}
+
 impl Read for RegularFile {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.file.read(buf)
@@ -57,6 +65,9 @@ impl Read for RegularFile {
 pub struct Entry {
     pub name: String,
     pub kind: FileKind,
+    /// The inode number: a file replaced by a rename has a new one, so two listings with
+    /// equal entries name the same files (a store's cache is checked against it).
+    pub ino: u64,
 }
 
 /// An exclusive advisory lock taken by [`Workspace::lock_exclusive`]; dropping it unlocks.
@@ -65,6 +76,38 @@ pub struct Entry {
 #[derive(Debug)]
 pub struct FileLock {
     file: std::fs::File,
+}
+
+impl FileLock {
+    /// The change counter kept in the lock file's first eight bytes (0 for an empty file).
+    /// Stores that cache what they read bump it with every change they make under the lock,
+    /// so a cache in another process knows its view is old.
+    pub fn generation(&self) -> io::Result<u64> {
+        read_generation(&self.file)
+    }
+
+    /// Adds one to the change counter (wrapping: it is compared for equality only). Not
+    /// flushed to disk: it only tells running processes that their caches are old, and a
+    /// crash ends every cache with the process.
+    pub fn bump_generation(&self) -> io::Result<u64> {
+        let next = read_generation(&self.file)?.wrapping_add(1);
+        self.file.write_all_at(&next.to_le_bytes(), 0)?;
+        Ok(next)
+    }
+}
+
+/// The counter at the start of a lock file; 0 when fewer than eight bytes are there.
+pub(crate) fn read_generation(file: &std::fs::File) -> io::Result<u64> {
+    let mut bytes = [0u8; 8];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        let n = file.read_at(&mut bytes[filled..], filled as u64)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        filled += n;
+    }
+    Ok(u64::from_le_bytes(bytes))
 }
 
 impl Drop for FileLock {
@@ -97,6 +140,24 @@ fn read_options() -> OpenOptions {
 }
 
 impl Workspace {
+    /// The entry at `path` as a listing of its folder would show it (name, kind, inode),
+    /// without following a final symlink; `None` when nothing is there.
+    pub fn entry(&self, path: &Inside) -> Result<Option<Entry>, PathError> {
+        use cap_std::fs::MetadataExt;
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return Ok(None);
+        };
+        match self.dir().symlink_metadata(path.cap()) {
+            Ok(meta) => Ok(Some(Entry {
+                name: name.to_string(),
+                kind: FileKind::of(&meta.file_type()),
+                ino: meta.ino(),
+            })),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(PathError::io(Op::Resolve, path, source)),
+        }
+    }
+
     /// What is at `path`, without following a final symlink; `None` when nothing is.
     pub fn kind(&self, path: &Inside) -> Result<Option<FileKind>, PathError> {
         match self.dir().symlink_metadata(path.cap()) {
@@ -369,7 +430,8 @@ impl Workspace {
                 .file_type()
                 .map(|t| FileKind::of(&t))
                 .unwrap_or(FileKind::Unknown);
-            entries.push(Entry { name, kind });
+            let ino = std::os::unix::fs::DirEntryExt::ino(&entry);
+            entries.push(Entry { name, kind, ino });
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(entries)

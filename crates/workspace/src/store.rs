@@ -195,6 +195,20 @@ impl StateDir {
         read_json(&self.workspace, &self.file(name)?, limit)
     }
 
+    /// The folder's change counter, read from its lock file without taking the lock; `None`
+    /// when there is no lock file yet (nothing was ever changed under it).
+    pub fn generation(&self) -> Result<Option<u64>, PathError> {
+        let path = self.file(&self.lock_file)?;
+        let file = match self.workspace.open_regular(&path) {
+            Ok(file) => file,
+            Err(err) if err.is_not_found() => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        file.generation()
+            .map(Some)
+            .map_err(|source| PathError::io(crate::error::Op::Read, &path, source))
+    }
+
     /// Creates the folder if needed and takes its lock, waiting for whoever holds it. The lock
     /// is per open file, so two stores in one process exclude each other as two processes do.
     pub fn lock(&self) -> Result<StateLock<'_>, PathError> {
@@ -209,7 +223,7 @@ impl StateDir {
         Ok(StateLock {
             state: self,
             folder,
-            _lock: lock,
+            lock,
         })
     }
 }
@@ -219,7 +233,7 @@ impl StateDir {
 pub struct StateLock<'a> {
     state: &'a StateDir,
     folder: Inside,
-    _lock: FileLock,
+    lock: FileLock,
 }
 
 impl StateLock<'_> {
@@ -236,6 +250,23 @@ impl StateLock<'_> {
     /// The file `name` (one plain component) in the folder.
     pub fn file(&self, name: &str) -> Result<Inside, PathError> {
         child(&self.folder, name)
+    }
+
+    /// The folder's change counter (see [`StateDir::generation`]).
+    pub fn generation(&self) -> Result<u64, PathError> {
+        self.lock.generation().map_err(|source| self.lock_error(source))
+    }
+
+    /// Counts one change: every cache of this folder (in any process) is old from now on.
+    pub fn bump_generation(&self) -> Result<u64, PathError> {
+        self.lock
+            .bump_generation()
+            .map_err(|source| self.lock_error(source))
+    }
+
+    fn lock_error(&self, source: io::Error) -> PathError {
+        let path = format!("{}/{}", self.folder, self.state.lock_file);
+        PathError::io(crate::error::Op::Lock, path, source)
     }
 
     /// The folder's entries, sorted by name, at most [`MAX_ENTRIES`].

@@ -35,7 +35,7 @@ async fn a_leftover_temp_file_is_ignored_then_removed_under_the_lock() {
 
 #[tokio::test]
 async fn a_damaged_task_file_is_skipped_and_its_id_never_reused() {
-    let f = Fixture::new();
+    let mut f = Fixture::new();
     for subject in ["a", "b"] {
         f.call(
             "task_create",
@@ -43,7 +43,10 @@ async fn a_damaged_task_file_is_skipped_and_its_id_never_reused() {
         )
         .await;
     }
+    // Overwritten in place, as a crash of a writer that did not rename would leave it: the
+    // next process reads it (a running one sees it at the folder's next change).
     std::fs::write(f.path(".tasks/2.json"), "{\"id\": 2, \"subj").unwrap();
+    f.restart();
     assert_eq!(
         f.call("task_list", json!({})).await,
         "#1 [pending] a (ready)"
@@ -69,5 +72,30 @@ async fn an_update_rewrites_one_file_whole() {
     assert_eq!(
         std::fs::read_to_string(f.path(".tasks/1.json")).unwrap(),
         "{\n  \"id\": 1,\n  \"subject\": \"a\",\n  \"description\": \"\",\n  \"status\": \"cancelled\",\n  \"blocked_by\": [],\n  \"created\": 1700000000,\n  \"updated\": 1700000000\n}\n"
+    );
+}
+
+#[tokio::test]
+async fn an_unchanged_folder_is_not_read_again_but_a_file_renamed_into_place_is() {
+    let f = Fixture::new();
+    f.call("task_create", json!({"subject": "a", "description": ""}))
+        .await;
+    let record = |subject: &str| {
+        format!(
+            "{{\"id\":1,\"subject\":\"{subject}\",\"description\":\"\",\"status\":\"pending\",\"blocked_by\":[],\"created\":0,\"updated\":0}}"
+        )
+    };
+    // Same inode, same names, same change counter: the cached board is used, the file unread.
+    std::fs::write(f.path(".tasks/1.json"), record("in place")).unwrap();
+    assert_eq!(
+        f.call("task_list", json!({})).await,
+        "#1 [pending] a (ready)"
+    );
+    // Saved by renaming a new file over it (what editors and this store do): a new inode.
+    std::fs::write(f.path(".tasks/new"), record("renamed")).unwrap();
+    std::fs::rename(f.path(".tasks/new"), f.path(".tasks/1.json")).unwrap();
+    assert_eq!(
+        f.call("task_list", json!({})).await,
+        "#1 [pending] renamed (ready)"
     );
 }

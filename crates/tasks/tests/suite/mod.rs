@@ -25,6 +25,20 @@ impl Fixture {
     }
 
     pub fn in_dir(dir: TempDir) -> Self {
+        let (store, registry) = Self::open(&dir);
+        Self {
+            dir,
+            store,
+            registry,
+        }
+    }
+
+    /// A new store over the same folder: what the next process sees (nothing cached).
+    pub fn restart(&mut self) {
+        (self.store, self.registry) = Self::open(&self.dir);
+    }
+
+    fn open(dir: &TempDir) -> (Arc<TaskStore>, ToolRegistry) {
         let ws = Workspace::new(dir.path()).unwrap();
         let store = Arc::new(TaskStore::open(&ws).with_clock(Arc::new(
             agent_workspace::ManualClock::new(
@@ -34,11 +48,7 @@ impl Fixture {
         let registry = agent_tasks::register(ToolRegistry::builder(), &store)
             .build()
             .unwrap();
-        Self {
-            dir,
-            store,
-            registry,
-        }
+        (store, registry)
     }
 
     /// Runs one call the way the loop does and returns the text the model would see.
