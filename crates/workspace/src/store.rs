@@ -254,7 +254,9 @@ impl StateLock<'_> {
 
     /// The folder's change counter (see [`StateDir::generation`]).
     pub fn generation(&self) -> Result<u64, PathError> {
-        self.lock.generation().map_err(|source| self.lock_error(source))
+        self.lock
+            .generation()
+            .map_err(|source| self.lock_error(source))
     }
 
     /// Counts one change: every cache of this folder (in any process) is old from now on.
