@@ -70,6 +70,17 @@ pub struct Entry {
     pub ino: u64,
 }
 
+/// When and as what a path last changed, without following a final symlink: for a folder,
+/// its modification time moves with every name created, removed or renamed in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub kind: FileKind,
+    pub ino: u64,
+    /// The modification time (the file system's clock, coarse: changes within one tick of it
+    /// can share a value).
+    pub modified: std::time::SystemTime,
+}
+
 /// An exclusive advisory lock taken by [`Workspace::lock_exclusive`]; dropping it unlocks.
 /// The stores that write several processes' shared files (memory, tasks) hold one for each
 /// read-check-write, so no write is lost and no id is handed out twice.
@@ -155,6 +166,21 @@ impl Workspace {
             })),
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(PathError::io(Op::Resolve, path, source)),
+        }
+    }
+
+    /// The [`Stamp`] of `path` (not following a final symlink); `None` when nothing is there.
+    pub fn stamp(&self, path: &Inside) -> Result<Option<Stamp>, PathError> {
+        use cap_std::fs::MetadataExt;
+        let err = |source| PathError::io(Op::Resolve, path, source);
+        match self.dir().symlink_metadata(path.cap()) {
+            Ok(meta) => Ok(Some(Stamp {
+                kind: FileKind::of(&meta.file_type()),
+                ino: meta.ino(),
+                modified: meta.modified().map_err(err)?.into_std(),
+            })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(err(source)),
         }
     }
 

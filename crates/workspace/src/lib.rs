@@ -28,5 +28,5 @@ pub use boundary::{Inside, Workspace};
 pub use capture::Capture;
 pub use clock::{Clock, ManualClock, Sleep, Sleeping, SystemClock};
 pub use error::{FileKind, Op, PathError};
-pub use fs::{Entry, Existing, FileLock, RegularFile, TEMP_PREFIX};
+pub use fs::{Entry, Existing, FileLock, RegularFile, Stamp, TEMP_PREFIX};
 pub use store::{StateDir, StateLock, StoreError};

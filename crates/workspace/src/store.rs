@@ -195,6 +195,11 @@ impl StateDir {
         read_json(&self.workspace, &self.file(name)?, limit)
     }
 
+    /// The folder's own [`crate::Stamp`] (`None` when it does not exist), resolved now.
+    pub fn stamp(&self) -> Result<Option<crate::Stamp>, PathError> {
+        self.workspace.stamp(&self.folder()?)
+    }
+
     /// The folder's change counter, read from its lock file without taking the lock; `None`
     /// when there is no lock file yet (nothing was ever changed under it).
     pub fn generation(&self) -> Result<Option<u64>, PathError> {
@@ -250,6 +255,11 @@ impl StateLock<'_> {
     /// The file `name` (one plain component) in the folder.
     pub fn file(&self, name: &str) -> Result<Inside, PathError> {
         child(&self.folder, name)
+    }
+
+    /// The folder's own [`crate::Stamp`], as it is now.
+    pub fn stamp(&self) -> Result<Option<crate::Stamp>, PathError> {
+        self.workspace().stamp(&self.folder)
     }
 
     /// The folder's change counter (see [`StateDir::generation`]).
