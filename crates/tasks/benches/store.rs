@@ -46,6 +46,8 @@ fn board(n: usize) -> (TempDir, TaskStore) {
         let text = serde_json::to_string_pretty(&task).unwrap();
         std::fs::write(folder.join(format!("{id}.json")), text).unwrap();
     }
+    // The lock file an earlier change left (a session that changed its board once has one).
+    std::fs::write(folder.join(".lock"), "").unwrap();
     // SAFETY: sync(2) takes no arguments and cannot fail.
     unsafe { libc::sync() };
     std::thread::sleep(std::time::Duration::from_millis(150));
