@@ -15,7 +15,7 @@ use crate::error::{FileKind, Op, PathError};
 /// A regular file opened for reading, with its length when it was opened.
 #[derive(Debug)]
 pub struct RegularFile {
-    file: std::fs::File,
+    pub(crate) file: std::fs::File,
     len: u64,
 }
 
@@ -46,14 +46,6 @@ impl RegularFile {
     }
 }
 
-impl RegularFile {
-    /// The change counter of a lock file (see [`FileLock::generation`]), read without taking
-    /// the lock: a torn read only makes a cache look old, which costs a re-read.
-    pub fn generation(&self) -> io::Result<u64> {
-        read_generation(&self.file)
-    }
-}
-
 impl Read for RegularFile {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.file.read(buf)
@@ -79,53 +71,6 @@ pub struct Stamp {
     /// The modification time (the file system's clock, coarse: changes within one tick of it
     /// can share a value).
     pub modified: std::time::SystemTime,
-}
-
-/// An exclusive advisory lock taken by [`Workspace::lock_exclusive`]; dropping it unlocks.
-/// The stores that write several processes' shared files (memory, tasks) hold one for each
-/// read-check-write, so no write is lost and no id is handed out twice.
-#[derive(Debug)]
-pub struct FileLock {
-    file: std::fs::File,
-}
-
-impl FileLock {
-    /// The change counter kept in the lock file's first eight bytes (0 for an empty file).
-    /// Stores that cache what they read bump it with every change they make under the lock,
-    /// so a cache in another process knows its view is old.
-    pub fn generation(&self) -> io::Result<u64> {
-        read_generation(&self.file)
-    }
-
-    /// Adds one to the change counter (wrapping: it is compared for equality only). Not
-    /// flushed to disk: it only tells running processes that their caches are old, and a
-    /// crash ends every cache with the process.
-    pub fn bump_generation(&self) -> io::Result<u64> {
-        let next = read_generation(&self.file)?.wrapping_add(1);
-        self.file.write_all_at(&next.to_le_bytes(), 0)?;
-        Ok(next)
-    }
-}
-
-/// The counter at the start of a lock file; 0 when fewer than eight bytes are there.
-pub(crate) fn read_generation(file: &std::fs::File) -> io::Result<u64> {
-    let mut bytes = [0u8; 8];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        let n = file.read_at(&mut bytes[filled..], filled as u64)?;
-        if n == 0 {
-            return Ok(0);
-        }
-        filled += n;
-    }
-    Ok(u64::from_le_bytes(bytes))
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        // Closing the file would release it too; unlocking first says so explicitly.
-        let _ = self.file.unlock();
-    }
 }
 
 /// Whether [`Workspace::write_atomic`] may replace a file that exists.
@@ -359,7 +304,7 @@ impl Workspace {
     /// Opens a regular file with `options` (plus `O_NOFOLLOW`, `O_NONBLOCK`, `O_NOCTTY`),
     /// creating its folders first when `options` may create it. Anything but a regular file
     /// at `path` is refused.
-    fn open_file(
+    pub(crate) fn open_file(
         &self,
         path: &Inside,
         options: &mut OpenOptions,
@@ -392,26 +337,6 @@ impl Workspace {
         (&file)
             .write_all(bytes)
             .map_err(|source| PathError::io(Op::Append, path, source))
-    }
-
-    /// Opens (creating) a file to take an advisory lock on.
-    fn open_lock(&self, path: &Inside) -> Result<std::fs::File, PathError> {
-        self.open_file(
-            path,
-            OpenOptions::new().read(true).write(true).create(true),
-            Op::Lock,
-        )
-    }
-
-    /// Takes an exclusive advisory lock on the file at `path` (created if missing, never
-    /// truncated; a symlink or anything but a regular file is refused), waiting for whoever
-    /// holds it. The lock is per open file, so two handles in one process exclude each other
-    /// as two processes do. Released when the guard drops.
-    pub fn lock_exclusive(&self, path: &Inside) -> Result<FileLock, PathError> {
-        let file = self.open_lock(path)?;
-        file.lock()
-            .map_err(|source| PathError::io(Op::Lock, path, source))?;
-        Ok(FileLock { file })
     }
 
     pub fn remove_file(&self, path: &Inside) -> Result<(), PathError> {

@@ -21,6 +21,7 @@ mod capture;
 pub mod clock;
 mod error;
 mod fs;
+mod lock;
 pub mod process;
 pub mod store;
 
@@ -28,5 +29,6 @@ pub use boundary::{Inside, Workspace};
 pub use capture::Capture;
 pub use clock::{Clock, ManualClock, Sleep, Sleeping, SystemClock};
 pub use error::{FileKind, Op, PathError};
-pub use fs::{Entry, Existing, FileLock, RegularFile, Stamp, TEMP_PREFIX};
+pub use fs::{Entry, Existing, RegularFile, Stamp, TEMP_PREFIX};
+pub use lock::FileLock;
 pub use store::{StateDir, StateLock, StoreError};

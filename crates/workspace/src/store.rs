@@ -24,7 +24,8 @@ use serde::de::DeserializeOwned;
 
 use crate::boundary::{Inside, Workspace};
 use crate::error::{FileKind, PathError};
-use crate::fs::{Entry, Existing, FileLock};
+use crate::fs::{Entry, Existing};
+use crate::lock::FileLock;
 
 /// The largest id a numbered record may have: nine digits, so an id is parsed without any
 /// chance of overflow and `id + 1` always fits.

@@ -156,3 +156,18 @@ fn a_listing_stops_past_its_bound() {
         format!("state holds more than {MAX_ENTRIES} entries; remove what does not belong there")
     );
 }
+
+#[test]
+fn the_change_counter_is_read_without_the_lock_by_another_handle() {
+    let (dir, ws) = workspace();
+    let state = StateDir::new(&ws, "state");
+    assert_eq!(state.generation().unwrap(), None);
+    let lock = state.lock().unwrap();
+    let bumped = [
+        lock.bump_generation().unwrap(),
+        lock.bump_generation().unwrap(),
+    ];
+    drop(lock);
+    let other = StateDir::new(&Workspace::new(dir.path()).unwrap(), "state");
+    assert_eq!((bumped, other.generation().unwrap()), ([1, 2], Some(2)));
+}
