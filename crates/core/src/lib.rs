@@ -19,6 +19,8 @@
 pub mod cancel;
 pub mod error;
 pub mod event;
+/// Model-visible fragments: the protocol crate's, re-exported.
+pub use agent_protocol::fragment;
 /// The conversation: the protocol crate's, re-exported.
 pub use agent_protocol::message;
 pub mod model;
@@ -44,6 +46,7 @@ pub use event::{
     AgentEvent, CacheUse, CollectingSink, CompactionKind, EventSink, Events, NoEvents, PlanStep,
     RecoveryAction, RetryCause, StepStatus,
 };
+pub use fragment::{Fragment, FragmentKind, Template};
 pub use message::{Message, ToolCall};
 pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};

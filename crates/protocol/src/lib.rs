@@ -7,6 +7,7 @@
 //!   [`ToolFailure`], [`FailureCode`], [`PreparedCall`]).
 //! - [`verdict`]: the words permission decisions are made of.
 //! - [`event`]: what a run tells whoever watches it ([`AgentEvent`], [`EventEnvelope`]).
+//! - [`fragment`]: every text the harness injects into what the model reads ([`Fragment`]).
 //! - [`ids`] and [`inbox`]: who said it, in which turn, and what arrives from outside a loop.
 //!
 //! No tokio, no I/O: the file and process layer (`agent-workspace`) and the loop
@@ -20,6 +21,7 @@
 //! ```
 
 pub mod event;
+pub mod fragment;
 pub mod ids;
 pub mod inbox;
 pub mod message;
@@ -31,6 +33,7 @@ pub use event::{
     AgentEvent, CacheUse, CompactionKind, EventEnvelope, PlanStep, RecoveryAction, RetryCause,
     StepStatus,
 };
+pub use fragment::{Filling, Fragment, FragmentKind, FragmentRole, Marker, Template};
 pub use ids::{AgentId, AgentIdError, TurnId};
 pub use inbox::{InboxItem, InboxKind, RequestId, Sender};
 pub use message::{Message, ToolCall};
