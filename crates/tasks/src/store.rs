@@ -66,8 +66,10 @@ pub enum FileError {
     WrongId { found: TaskId },
     #[error("it is {0}, not a regular file")]
     NotAFile(FileKind),
+    /// The record parses but breaks a rule a new task is held to (`check.rs`).
     #[error("it breaks a rule of tasks: {0}")]
     Invalid(Box<TaskError>),
+    /// More than [`MAX_TASKS`] task files: the ones with the highest ids are not read.
     #[error("the folder holds more than {MAX_TASKS} task files; this one is past them")]
     OverLimit,
 }
@@ -134,6 +136,7 @@ pub enum TaskError {
     },
     #[error("the task folder is not usable: {0}")]
     Storage(#[from] PathError),
+    /// The one file of a change could not be written (nothing else was).
     #[error("task {id} cannot be written: {source}")]
     Write {
         id: TaskId,

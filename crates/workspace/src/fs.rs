@@ -66,7 +66,9 @@ pub struct Entry {
 /// its modification time moves with every name created, removed or renamed in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
+    /// What is there (a folder, a file, a symlink, …).
     pub kind: FileKind,
+    /// The inode number: something renamed into the path's place has a new one.
     pub ino: u64,
     /// The modification time (the file system's clock, coarse: changes within one tick of it
     /// can share a value).
