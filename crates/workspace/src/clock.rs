@@ -54,6 +54,18 @@ pub trait Clock: Send + Sync + fmt::Debug {
             None => Box::pin(std::future::pending()),
         }
     }
+
+    /// A timer (as [`Clock::sleep_until`]) for the wall time `at` — a cron fire time —
+    /// measured on the monotonic clock from now, at once when `at` has passed. The real wall
+    /// clock can be set or jump (NTP, a suspended laptop) while this waits: a caller that
+    /// must not miss `at` by much sleeps in bounded steps and looks at the wall time again.
+    fn sleep_until_wall(&self, at: SystemTime) -> Sleep {
+        let wait = at.duration_since(self.wall()).unwrap_or(Duration::ZERO);
+        match self.now().checked_add(wait) {
+            Some(deadline) => self.sleep_until(deadline),
+            None => Box::pin(std::future::pending()),
+        }
+    }
 }
 
 /// The longest a [`ManualClock`] moves in all: a century, far inside what an `Instant` or a
@@ -251,6 +263,20 @@ mod tests {
             () = tokio::task::yield_now() => "work",
         };
         assert_eq!(raced, "work");
+    }
+
+    #[tokio::test]
+    async fn a_sleeper_for_a_wall_time_wakes_when_the_clock_is_set_to_it() {
+        let clock = Arc::new(ManualClock::new(t0()));
+        let fire = t0() + Duration::from_secs(30);
+        let mut sleeper = tokio::spawn(clock.sleep_until_wall(fire));
+        clock.set(fire - Duration::from_secs(1));
+        tokio::task::yield_now().await;
+        assert!(!sleeper.is_finished());
+        clock.set(fire);
+        (&mut sleeper).await.unwrap();
+        // A wall time already past wakes at once.
+        clock.sleep_until_wall(t0()).await;
     }
 
     #[tokio::test(start_paused = true)]
