@@ -276,3 +276,21 @@ fn a_prompt_with_a_hidden_character_is_refused_when_added() {
         "the prompt holds the hidden character U+202E: write it without"
     );
 }
+
+#[test]
+fn the_table_shows_hidden_characters_escaped_whatever_reaches_it() {
+    let schedule = agent_cron::Schedule {
+        id: agent_cron::ScheduleId::parse("s1"),
+        cron: "0 9 * * *".into(),
+        prompt: "a\u{1b}[2Jb\u{202E}c".into(),
+        timezone: "UTC".into(),
+        durability: Durability::Session,
+        next_fire_utc: super::ts("2026-01-01T09:00:00Z"),
+        created: super::ts("2026-01-01T00:00:00Z"),
+    };
+    assert_eq!(
+        agent_cron::format_table(&[schedule]),
+        "ID  KIND     CRON       TIMEZONE  NEXT RUN (UTC)        PROMPT\n\
+         s1  session  0 9 * * *  UTC       2026-01-01 09:00 UTC  a\\u{1b}[2Jb\\u{202e}c"
+    );
+}
