@@ -12,6 +12,10 @@
 //!   numbers are reused, so a file replaced twice between two looks could show its old number
 //!   again; the counter tells a cache that some process changed something anyway.
 //!
+//! (The folder's time is compared with this machine's clock: on a network file system whose
+//! server runs behind it, a change made in the same server tick as the look could go unseen
+//! until the next change.)
+//!
 //! So a request with an unchanged board reads one folder's metadata and eight bytes of the
 //! lock file. A file rewritten in place by someone who neither renames nor takes the lock (an
 //! editor that overwrites) keeps its inode and is not seen until another writer changes the
