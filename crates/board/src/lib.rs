@@ -1,0 +1,18 @@
+#![doc = include_str!("../README.md")]
+
+pub mod board;
+pub mod clock;
+pub mod error;
+pub mod model;
+pub mod postgres;
+pub mod sqlite;
+
+pub use board::TaskBoard;
+pub use clock::{BoardClock, ManualClock, SystemClock};
+pub use error::{BoardError, ErrorKind, Field};
+pub use model::{
+    BoardConfig, Claim, ClaimEnd, ClaimRecord, ClaimTarget, ClaimToken, DEFAULT_LEASE, Holder,
+    ImportedTask, Millis, NewTask, Status, Task, TaskId,
+};
+pub use postgres::{PG_URL_VAR, PgBoard};
+pub use sqlite::SqliteBoard;

@@ -1,0 +1,8 @@
+//! The board's tests. `conformance` is one suite written against the `TaskBoard` trait and a
+//! small `Harness`; `sqlite` and `postgres` run it on each backend.
+
+mod conformance;
+mod harness;
+mod postgres;
+mod processes;
+mod sqlite;
