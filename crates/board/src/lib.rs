@@ -3,6 +3,7 @@
 pub mod board;
 pub mod clock;
 pub mod error;
+pub mod import;
 pub mod model;
 pub mod postgres;
 pub mod sqlite;

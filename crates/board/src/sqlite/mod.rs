@@ -27,6 +27,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::board::{self, TaskBoard};
 use crate::clock::{BoardClock, SystemClock};
 use crate::error::BoardError;
+use crate::import;
 use crate::model::{
     BoardConfig, Claim, ClaimEnd, ClaimRecord, ClaimTarget, ClaimToken, ImportedTask, Millis,
     NewTask, Task, TaskId,
@@ -58,8 +59,15 @@ impl std::fmt::Debug for SqliteBoard {
     }
 }
 
+/// The board file's path: the state folder resolved by the boundary, the file name joined
+/// as is — so a symlink at the file itself is seen (and refused) rather than followed.
 fn board_path(workspace: &Workspace) -> Result<Inside, BoardError> {
-    Ok(workspace.inside(&format!("{STATE_DIR}/{BOARD_FILE}"))?)
+    let folder = workspace.inside(STATE_DIR)?;
+    folder.child(BOARD_FILE).ok_or_else(|| {
+        BoardError::Path(PathError::Escape {
+            path: format!("{STATE_DIR}/{BOARD_FILE}"),
+        })
+    })
 }
 
 /// Refuses anything but a regular file (or nothing) at `path`.
@@ -145,6 +153,8 @@ impl SqliteBoard {
         }
         conn.busy_timeout(config.busy_timeout).map_err(corrupt)?;
         Self::prepare(&conn).map_err(corrupt)?;
+        let mut conn = conn;
+        Self::import(workspace, &mut conn, clock.now(), config);
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             clock,
@@ -204,6 +214,38 @@ impl SqliteBoard {
             }
         }
         conn_tx.commit()
+    }
+
+    /// Chapter 12's tasks, on the first open only (see [`crate::import`]). A failure is a
+    /// warning, not a refusal to open: the board works without them, and the next open tries
+    /// again (nothing was recorded).
+    fn import(workspace: &Workspace, conn: &mut Connection, now: Millis, config: BoardConfig) {
+        let found = match import::read(workspace) {
+            Ok(found) => found,
+            Err(err) => {
+                tracing::warn!(
+                    "board: cannot read {}/ to import it: {err}",
+                    agent_tasks::TASKS_DIR
+                );
+                return;
+            }
+        };
+        let ids: Vec<TaskId> = found.tasks.iter().map(|t| t.id).collect();
+        match ops::import_once(conn, &found.tasks, now) {
+            Ok(true) => {
+                import::warn_skipped(&found.skipped);
+                import::archive(workspace, &ids);
+            }
+            Ok(false) => {}
+            Err(err) => tracing::warn!(
+                "board: importing {}/ failed: {}",
+                agent_tasks::TASKS_DIR,
+                match err {
+                    BoardError::Sqlite(err) => ops::db_error(err, config.busy_timeout),
+                    other => other,
+                }
+            ),
+        }
     }
 
     /// The absolute path of the database file.
