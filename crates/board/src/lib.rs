@@ -7,6 +7,7 @@ pub mod import;
 pub mod model;
 pub mod postgres;
 pub mod sqlite;
+pub mod tools;
 
 pub use board::TaskBoard;
 pub use clock::{BoardClock, ManualClock, SystemClock};

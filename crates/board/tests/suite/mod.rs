@@ -8,3 +8,4 @@ mod import;
 mod postgres;
 mod processes;
 mod sqlite;
+mod tools;
