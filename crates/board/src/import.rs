@@ -24,16 +24,22 @@ pub const IMPORTED_SUFFIX: &str = ".imported";
 /// Why a chapter 12 record was not imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Skip {
+    /// Chapter 12's store could not read it (not JSON, not a regular file, …).
     #[error("it cannot be read: {0}")]
     Unreadable(String),
+    /// A field the board refuses (a subject that is not one line, too long, …).
     #[error("{0}")]
     Invalid(String),
+    /// An id past `i64::MAX`.
     #[error("its id is beyond the board's range")]
     IdOutOfRange,
+    /// It waits for a task that is not imported.
     #[error("it waits for task #{0}, which is missing or skipped")]
     MissingBlocker(u64),
+    /// It is on a cycle of `blocked_by` edges.
     #[error("it is part of a dependency cycle")]
     Cycle,
+    /// Past the board's bound.
     #[error("over the board's {MAX_TASKS} tasks")]
     TooMany,
 }
@@ -54,7 +60,9 @@ pub enum Imported {
     AlreadyDone,
     /// These ids were imported and their files renamed; these were skipped.
     Done {
+        /// The imported ids, in id order.
         ids: Vec<TaskId>,
+        /// What was skipped and why.
         skipped: Vec<(u64, Skip)>,
     },
 }

@@ -1,4 +1,8 @@
 #![doc = include_str!("../README.md")]
+//!
+//! Modules: [`board`] (the trait and the rules both backends share), [`model`], [`error`],
+//! [`clock`], [`sqlite`], [`postgres`], [`import`] (chapter 12's files), [`tools`] (the six
+//! tool specs and handlers, ready to register).
 
 pub mod board;
 pub mod clock;

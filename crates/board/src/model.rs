@@ -134,7 +134,9 @@ impl fmt::Display for ClaimToken {
 /// Who holds a task and until when, as everyone may see it (the token is not shown).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
+    /// Who holds it.
     pub owner: AgentId,
+    /// When the claim was made.
     pub claimed_at: Millis,
     /// The lease ends here: at `now >= expires_at` the task is pending again.
     pub expires_at: Millis,
@@ -144,26 +146,38 @@ pub struct Holder {
 /// holder, even before the next claim writes that down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Task {
+    /// The task's id.
     pub id: TaskId,
+    /// One line, at most [`MAX_SUBJECT_CHARS`] characters.
     pub subject: String,
+    /// What done means (may be empty).
     pub description: String,
+    /// Where it is in its life, as of the board's clock.
     pub status: Status,
     /// Tasks that must be completed before this one can be claimed, in id order.
     pub blocked_by: Vec<TaskId>,
+    /// Who holds it, while it is claimed and the lease runs.
     pub holder: Option<Holder>,
     /// What the completing teammate reported.
     pub result: Option<String>,
+    /// When it was created (imported tasks keep chapter 12's time).
     pub created_at: Millis,
+    /// When it last changed.
     pub updated_at: Millis,
 }
 
 /// What a successful claim or renewal hands the holder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
+    /// The task held.
     pub task: TaskId,
+    /// Who holds it.
     pub owner: AgentId,
+    /// The fencing token: shown to complete, release, renew and write.
     pub token: ClaimToken,
+    /// When the claim was made.
     pub claimed_at: Millis,
+    /// When the lease ends unless renewed.
     pub expires_at: Millis,
 }
 
@@ -215,9 +229,13 @@ impl FromStr for ClaimEnd {
 pub struct ClaimRecord {
     /// The claim's place in the board-wide sequence of claims.
     pub seq: i64,
+    /// The task claimed.
     pub task: TaskId,
+    /// Who claimed it.
     pub owner: AgentId,
+    /// The token issued.
     pub token: ClaimToken,
+    /// When.
     pub claimed_at: Millis,
     /// The lease's last end (a renewal moves it).
     pub expires_at: Millis,
@@ -230,8 +248,11 @@ pub struct ClaimRecord {
 /// A new task's fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NewTask {
+    /// One line, at most [`MAX_SUBJECT_CHARS`] characters.
     pub subject: String,
+    /// What done means (may be empty).
     pub description: String,
+    /// Tasks that must be completed first; each must exist.
     pub blocked_by: Vec<TaskId>,
 }
 
@@ -247,13 +268,18 @@ pub enum ClaimTarget {
 /// A chapter 12 task, checked, on its way into the board (see `import`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportedTask {
+    /// Chapter 12's id, kept.
     pub id: TaskId,
+    /// The checked subject.
     pub subject: String,
+    /// The checked description.
     pub description: String,
     /// Only `pending`, `completed` or `cancelled`: an imported task has no claim, so one that
     /// was in progress comes in pending.
     pub status: Status,
+    /// Chapter 12's `blocked_by`.
     pub blocked_by: Vec<TaskId>,
+    /// Chapter 12's creation time.
     pub created_at: Millis,
 }
 

@@ -24,11 +24,17 @@ use crate::model::{
     TaskId,
 };
 
+/// Adds a task (the lead only).
 pub const CREATE_TASK: &str = "create_task";
+/// Shows one task.
 pub const GET_TASK: &str = "get_task";
+/// Lists every task.
 pub const LIST_TASKS: &str = "list_tasks";
+/// Claims a ready task.
 pub const CLAIM_TASK: &str = "claim_task";
+/// Completes a held task.
 pub const COMPLETE_TASK: &str = "complete_task";
+/// Gives a held task back.
 pub const RELEASE_TASK: &str = "release_task";
 
 fn id_schema(description: &str) -> Value {
