@@ -21,4 +21,4 @@ pub use model::{
     ImportedTask, Millis, NewTask, Status, Task, TaskId,
 };
 pub use postgres::{PG_URL_VAR, PgBoard};
-pub use sqlite::SqliteBoard;
+pub use sqlite::{FirstOpen, SqliteBoard};

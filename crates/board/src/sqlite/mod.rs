@@ -82,18 +82,36 @@ fn check_kind(workspace: &Workspace, path: &Inside) -> Result<Option<FileKind>, 
     }
 }
 
+/// What opening a board does about chapter 12's `.tasks/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstOpen {
+    /// Import it, once per board (what the harness does).
+    ImportChapter12,
+    /// Leave it alone and record nothing (tests of the board itself; a later
+    /// [`crate::import::import_into`] may still import).
+    LeaveTasks,
+}
+
 impl SqliteBoard {
-    /// Opens (creating if needed) the board of `workspace` on the system clock.
+    /// Opens (creating if needed) the board of `workspace` on the system clock, importing
+    /// chapter 12's tasks the first time. Blocking: call it from a blocking context or before
+    /// the runtime starts.
     pub fn open(workspace: &Workspace, config: BoardConfig) -> Result<Self, BoardError> {
-        Self::open_with_clock(workspace, config, Arc::new(SystemClock))
+        Self::open_with_clock(
+            workspace,
+            config,
+            Arc::new(SystemClock),
+            FirstOpen::ImportChapter12,
+        )
     }
 
-    /// Opens the board with an injected clock (tests, scripted runs). Blocking: call it from
-    /// a blocking context or before the runtime starts.
+    /// Opens the board with an injected clock (tests, scripted runs). Blocking, as
+    /// [`Self::open`].
     pub fn open_with_clock(
         workspace: &Workspace,
         config: BoardConfig,
         clock: Arc<dyn BoardClock>,
+        first_open: FirstOpen,
     ) -> Result<Self, BoardError> {
         let path = board_path(workspace)?;
         let folder = path.parent().ok_or_else(|| PathError::Escape {
@@ -154,7 +172,9 @@ impl SqliteBoard {
         conn.busy_timeout(config.busy_timeout).map_err(corrupt)?;
         Self::prepare(&conn).map_err(corrupt)?;
         let mut conn = conn;
-        Self::import(workspace, &mut conn, clock.now(), config);
+        if first_open == FirstOpen::ImportChapter12 {
+            Self::import(workspace, &mut conn, clock.now(), config);
+        }
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
             clock,

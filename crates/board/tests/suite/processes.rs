@@ -9,8 +9,8 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use agent_board::{
-    BoardConfig, BoardError, ClaimTarget, ClaimToken, ManualClock, Millis, PgBoard, SqliteBoard,
-    Status, SystemClock, TaskBoard, TaskId,
+    BoardConfig, BoardError, ClaimTarget, ClaimToken, FirstOpen, ManualClock, Millis, PgBoard,
+    SqliteBoard, Status, SystemClock, TaskBoard, TaskId,
 };
 use agent_workspace::Workspace;
 
@@ -93,7 +93,7 @@ async fn child_board() -> Arc<dyn TaskBoard> {
             Err(_) => Arc::new(SystemClock),
         };
         let board = tokio::task::spawn_blocking(move || {
-            SqliteBoard::open_with_clock(&workspace, config, clock)
+            SqliteBoard::open_with_clock(&workspace, config, clock, FirstOpen::LeaveTasks)
         })
         .await
         .unwrap()

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_board::{BoardConfig, ManualClock, Millis, SqliteBoard};
+use agent_board::{BoardConfig, FirstOpen, ManualClock, Millis, SqliteBoard};
 use agent_workspace::Workspace;
 use async_trait::async_trait;
 
@@ -36,12 +36,20 @@ impl SqliteHarness {
         Workspace::new(self.dir.path()).unwrap()
     }
 
-    /// A handle opened on the blocking pool, as the async runtime requires.
+    /// A handle opened on the blocking pool, as the async runtime requires, the way the
+    /// harness opens it (chapter 12's tasks imported on the first open).
     pub async fn open_board(&self) -> Result<SqliteBoard, agent_board::BoardError> {
+        self.open_with(FirstOpen::ImportChapter12).await
+    }
+
+    pub async fn open_with(
+        &self,
+        first_open: FirstOpen,
+    ) -> Result<SqliteBoard, agent_board::BoardError> {
         let workspace = self.workspace();
         let (config, clock) = (self.config, self.clock.clone());
         tokio::task::spawn_blocking(move || {
-            SqliteBoard::open_with_clock(&workspace, config, Arc::new(clock))
+            SqliteBoard::open_with_clock(&workspace, config, Arc::new(clock), first_open)
         })
         .await
         .unwrap()
@@ -52,8 +60,9 @@ impl SqliteHarness {
 impl Harness for SqliteHarness {
     type Board = SqliteBoard;
 
+    /// The board alone: the conformance suite imports explicitly.
     async fn open(&self) -> SqliteBoard {
-        self.open_board().await.unwrap()
+        self.open_with(FirstOpen::LeaveTasks).await.unwrap()
     }
 
     async fn advance(&self, by: Duration) {
