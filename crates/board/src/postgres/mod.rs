@@ -7,6 +7,7 @@
 
 mod ops;
 mod pool;
+mod read;
 mod schema;
 
 use std::future::Future;
@@ -173,18 +174,19 @@ impl TaskBoard for PgBoard {
         self.transaction(move |tx| {
             Box::pin(async move {
                 let id = ops::create(tx, &new).await?;
-                ops::get(tx, id).await
+                read::get(tx, id).await
             })
         })
         .await
     }
 
     async fn get(&self, id: TaskId) -> Result<Task, BoardError> {
-        self.transaction(move |tx| Box::pin(ops::get(tx, id))).await
+        self.transaction(move |tx| Box::pin(read::get(tx, id)))
+            .await
     }
 
     async fn list(&self) -> Result<Vec<Task>, BoardError> {
-        self.transaction(move |tx| Box::pin(ops::list(tx))).await
+        self.transaction(move |tx| Box::pin(read::list(tx))).await
     }
 
     async fn claim(&self, owner: &AgentId, target: ClaimTarget) -> Result<Claim, BoardError> {
@@ -250,7 +252,7 @@ impl TaskBoard for PgBoard {
     }
 
     async fn history(&self, task: TaskId) -> Result<Vec<ClaimRecord>, BoardError> {
-        self.transaction(move |tx| Box::pin(ops::history(tx, task)))
+        self.transaction(move |tx| Box::pin(read::history(tx, task)))
             .await
     }
 

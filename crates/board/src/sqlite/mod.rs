@@ -13,6 +13,7 @@
 //! for up to the busy timeout, which must never stall the async workers.
 
 mod ops;
+mod read;
 mod schema;
 
 use std::os::unix::fs::MetadataExt;
@@ -300,7 +301,7 @@ impl TaskBoard for SqliteBoard {
         self.run(move |conn, now, _| {
             let tx = ops::write_tx(conn)?;
             let id = ops::create(&tx, &new, now)?;
-            let task = ops::get(&tx, id, now)?;
+            let task = read::get(&tx, id, now)?;
             tx.commit()?;
             Ok(task)
         })
@@ -310,7 +311,7 @@ impl TaskBoard for SqliteBoard {
     async fn get(&self, id: TaskId) -> Result<Task, BoardError> {
         self.run(move |conn, now, _| {
             let tx = conn.transaction()?;
-            ops::get(&tx, id, now)
+            read::get(&tx, id, now)
         })
         .await
     }
@@ -318,7 +319,7 @@ impl TaskBoard for SqliteBoard {
     async fn list(&self) -> Result<Vec<Task>, BoardError> {
         self.run(move |conn, now, _| {
             let tx = conn.transaction()?;
-            ops::list(&tx, now)
+            read::list(&tx, now)
         })
         .await
     }
@@ -392,7 +393,7 @@ impl TaskBoard for SqliteBoard {
     async fn history(&self, task: TaskId) -> Result<Vec<ClaimRecord>, BoardError> {
         self.run(move |conn, _, _| {
             let tx = conn.transaction()?;
-            ops::history(&tx, task)
+            read::history(&tx, task)
         })
         .await
     }

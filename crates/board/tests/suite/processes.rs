@@ -200,6 +200,8 @@ pub async fn two_processes_race_100_times(h: &impl Harness) {
         assert_eq!(won.len(), 1, "round {round}: {outcomes:?}");
         winners.push(won[0].to_string());
     }
+    let red = winners.iter().filter(|w| *w == "red").count();
+    eprintln!("race: red won {red} rounds, blue {}", 100 - red);
     for kid in &mut kids {
         kid.say("stop");
         assert!(kid.child.wait().unwrap().success());
