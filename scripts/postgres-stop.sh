@@ -10,6 +10,7 @@ if [ ! -d "$state" ]; then
 fi
 bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)"
 if [ -n "$bin" ] && [ -d "$state/data" ]; then
+    cd "$state"
     owner="$(stat -c %U "$state/data")"
     run_as=()
     [ "$(id -u)" -ne 0 ] || run_as=(runuser -u "$owner" --)

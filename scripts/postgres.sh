@@ -62,11 +62,29 @@ rm -rf "$state"
 mkdir -p "$state"
 chmod 700 "$state"
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+free_port() {
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+        return
+    fi
+    local p
+    for _ in $(seq 1 50); do
+        p=$((20000 + RANDOM % 40000))
+        # Nothing answers there: free.
+        if ! (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p"
+            return
+        fi
+    done
+    return 1
+}
+port="$(free_port)"
 password="$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 printf '%s\n' "$password" > "$state/pwfile"
 [ "$owner" = "$(id -un)" ] || chown -R "$owner" "$state"
 
+# The server's user may not be allowed into the caller's folder (a clone under /root).
+cd "$state"
 say "initdb into $state/data (as $owner)"
 "${run_as[@]}" "$bin/initdb" -D "$state/data" -U board --pwfile="$state/pwfile" \
     --auth-host=scram-sha-256 --auth-local=scram-sha-256 -E UTF8 --no-sync >"$state/initdb.log" 2>&1 \
