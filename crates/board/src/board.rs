@@ -66,7 +66,8 @@ pub trait TaskBoard: Send + Sync + std::fmt::Debug {
         reason: &str,
     ) -> Result<Task, BoardError>;
 
-    /// Every claim ever made on `task`, oldest first.
+    /// The claims made on `task`, oldest first: all of them, or the newest
+    /// [`MAX_HISTORY`](crate::model::MAX_HISTORY).
     async fn history(&self, task: TaskId) -> Result<Vec<ClaimRecord>, BoardError>;
 
     /// Imports checked chapter 12 tasks with their ids, once: `Ok(false)` when an import was

@@ -18,6 +18,8 @@ pub const MAX_RESULT_BYTES: usize = 16_384;
 pub const MAX_BLOCKED_BY: usize = 50;
 /// The most tasks one board holds: `list` returns them all.
 pub const MAX_TASKS: usize = 10_000;
+/// The most claim records `history` returns for one task (the newest ones).
+pub const MAX_HISTORY: usize = 1_000;
 /// The default lease: long enough for a model turn with a few tool calls, and renewed while
 /// the holder works.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(120);

@@ -7,7 +7,7 @@ use super::schema::ms;
 use crate::board;
 use crate::error::BoardError;
 use crate::model::{
-    ClaimEnd, ClaimRecord, ClaimToken, Holder, MAX_TASKS, Millis, Status, Task, TaskId,
+    ClaimEnd, ClaimRecord, ClaimToken, Holder, MAX_HISTORY, MAX_TASKS, Millis, Status, Task, TaskId,
 };
 
 pub(crate) fn status(text: &str) -> Result<Status, BoardError> {
@@ -121,9 +121,9 @@ pub(crate) async fn history(
                 ms!("expires_at"),
                 ", ended, ",
                 ms!("ended_at"),
-                ", reason FROM claims WHERE task_id = $1 ORDER BY seq"
+                ", reason FROM (SELECT * FROM claims WHERE task_id = $1 ORDER BY seq DESC LIMIT $2) newest ORDER BY seq"
             ),
-            &[&task.0],
+            &[&task.0, &(MAX_HISTORY as i64)],
         )
         .await?;
     let mut records = Vec::with_capacity(rows.len());

@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::board;
 use crate::error::BoardError;
 use crate::model::{
-    ClaimEnd, ClaimRecord, ClaimToken, Holder, MAX_TASKS, Millis, Status, Task, TaskId,
+    ClaimEnd, ClaimRecord, ClaimToken, Holder, MAX_HISTORY, MAX_TASKS, Millis, Status, Task, TaskId,
 };
 
 pub(crate) const TASK_COLUMNS: &str = "id, subject, description, status, owner, lease_expires, result, created_at, updated_at, \
@@ -95,9 +95,9 @@ pub(crate) fn history(conn: &Connection, task: TaskId) -> Result<Vec<ClaimRecord
     }
     let mut stmt = conn.prepare(
         "SELECT seq, owner, token, claimed_at, expires_at, ended, ended_at, reason
-         FROM claims WHERE task_id = ?1 ORDER BY seq",
+         FROM (SELECT * FROM claims WHERE task_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq",
     )?;
-    let mut rows = stmt.query([task.0])?;
+    let mut rows = stmt.query([task.0, MAX_HISTORY as i64])?;
     let mut records = Vec::new();
     while let Some(r) = rows.next()? {
         let ended: Option<String> = r.get(5)?;
