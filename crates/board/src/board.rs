@@ -152,6 +152,17 @@ pub(crate) fn mint_token() -> Result<ClaimToken, BoardError> {
     ))
 }
 
+/// A token shown for `task` that cannot be one we issued (not 32 lowercase hex digits) is a
+/// mismatch before any query: a model cannot make the board look up megabytes of text.
+pub(crate) fn check_token(task: TaskId, token: &ClaimToken) -> Result<(), BoardError> {
+    let text = token.as_str();
+    if text.len() == 32 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        Ok(())
+    } else {
+        Err(BoardError::ClaimMismatch(task))
+    }
+}
+
 /// The task row a fenced call (renew, check, complete, release) looks at.
 #[derive(Debug)]
 pub(crate) struct HeldRow {

@@ -154,6 +154,7 @@ impl PgBoard {
         token: &ClaimToken,
         then: impl for<'t> FnOnce(&'t Transaction<'_>, i64) -> TxFuture<'t, T> + Send + 'static,
     ) -> Result<T, BoardError> {
+        board::check_token(task, token)?;
         let (owner, token) = (owner.clone(), token.clone());
         self.transaction(move |tx| {
             Box::pin(async move {

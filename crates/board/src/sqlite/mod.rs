@@ -336,6 +336,7 @@ impl TaskBoard for SqliteBoard {
         task: TaskId,
         token: &ClaimToken,
     ) -> Result<Claim, BoardError> {
+        board::check_token(task, token)?;
         let (owner, token) = (owner.clone(), token.clone());
         self.run(move |conn, now, config| ops::renew(conn, &owner, task, &token, now, config.lease))
             .await
@@ -347,6 +348,7 @@ impl TaskBoard for SqliteBoard {
         task: TaskId,
         token: &ClaimToken,
     ) -> Result<Claim, BoardError> {
+        board::check_token(task, token)?;
         let (owner, token) = (owner.clone(), token.clone());
         self.run(move |conn, now, _| ops::check_held(conn, &owner, task, &token, now))
             .await
@@ -360,6 +362,7 @@ impl TaskBoard for SqliteBoard {
         result: &str,
     ) -> Result<Task, BoardError> {
         let result = board::check_result(result)?;
+        board::check_token(task, token)?;
         let (owner, token) = (owner.clone(), token.clone());
         self.run(move |conn, now, _| {
             ops::finish(
@@ -383,6 +386,7 @@ impl TaskBoard for SqliteBoard {
         reason: &str,
     ) -> Result<Task, BoardError> {
         let reason = board::check_reason(reason)?;
+        board::check_token(task, token)?;
         let (owner, token) = (owner.clone(), token.clone());
         self.run(move |conn, now, _| {
             ops::finish(conn, &owner, task, &token, ClaimEnd::Released, &reason, now)

@@ -378,9 +378,13 @@ pub async fn fencing_checks_owner_task_and_token(h: &impl Harness) {
             .complete(&mallory, one, &claim.token, "stolen")
             .await
             .unwrap_err(),
+        board
+            .renew(&alice, one, &ClaimToken("f".repeat(100_000)))
+            .await
+            .unwrap_err(),
     ];
     let codes: Vec<&str> = refusals.iter().map(|e| e.kind().proposed_code()).collect();
-    assert_eq!(codes, ["task_claim_mismatch"; 4]);
+    assert_eq!(codes, ["task_claim_mismatch"; 5]);
     let taken = board
         .claim(&mallory, ClaimTarget::Task(one))
         .await

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agent_board::{BoardConfig, PG_URL_VAR, PgBoard};
+use agent_board::{BoardConfig, PG_URL_VAR, PgBoard, TaskBoard};
 use async_trait::async_trait;
 use tokio_postgres::{Client, NoTls};
 
@@ -144,3 +144,40 @@ on_postgres!(
     processes::two_processes_race_100_times,
     processes::a_killed_holder_loses_its_claim,
 );
+
+/// A row another transaction holds past `lock_timeout`: a typed `Busy`, nothing changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_locked_past_the_lock_timeout_makes_calls_busy() {
+    let Some(harness) = PgHarness::with_config(BoardConfig {
+        busy_timeout: Duration::from_millis(200),
+        ..BoardConfig::default()
+    }) else {
+        return;
+    };
+    let board = harness.open().await;
+    let alice = super::harness::agent("alice");
+    let id = super::conformance::create(&board, "locked", &[]).await;
+    let claim = board
+        .claim(&alice, agent_board::ClaimTarget::Task(id))
+        .await
+        .unwrap();
+    let mut locker = raw(&harness.url, &harness.schema).await;
+    let tx = locker.transaction().await.unwrap();
+    tx.execute("SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", &[&id.0])
+        .await
+        .unwrap();
+    let busy = board
+        .complete(&alice, id, &claim.token, "done")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        busy.to_string(),
+        "the board is busy: another writer held it for over 200ms; nothing was changed, try again"
+    );
+    tx.rollback().await.unwrap();
+    let done = board
+        .complete(&alice, id, &claim.token, "done")
+        .await
+        .unwrap();
+    assert_eq!(done.result.as_deref(), Some("done"));
+}

@@ -175,3 +175,27 @@ async fn schemas_are_strict_and_have_no_owner() {
         "Error [invalid_arguments]: there is no task #9; list_tasks shows the ids"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_complete_tells_the_model_its_lease_ran_out() {
+    let h = SqliteHarness::new();
+    let board: Arc<dyn TaskBoard> = Arc::new(h.open_board().await.unwrap());
+    let lead = registry(&board, &AgentId::lead());
+    let alice = registry(&board, &agent("alice"));
+    call(&lead, "create_task", r#"{"subject": "slow"}"#).await;
+    let token = token_of(&call(&alice, "claim_task", "{}").await);
+    h.clock.advance(std::time::Duration::from_secs(120));
+    assert_eq!(
+        call(
+            &alice,
+            "complete_task",
+            &format!(r#"{{"task_id": 1, "claim_token": "{token}", "result": "late"}}"#)
+        )
+        .await,
+        "Error [tool_execution_error]: the lease on task #1 ran out, so that claim is void; claim the task again (if it is still pending) before working on it"
+    );
+    assert_eq!(
+        call(&alice, "list_tasks", "{}").await,
+        "#1 [pending] slow (ready)"
+    );
+}
