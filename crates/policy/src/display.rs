@@ -4,40 +4,11 @@
 //! not be cut (`ls; : xxxx…; touch pwned` hid its tail behind an ellipsis) and the text must
 //! not be able to drive the terminal: a raw `ESC [2K \r` erases the line it is printed on, a
 //! right-to-left override (U+202E) reorders what follows, a zero-width space hides a
-//! difference. Every such character is replaced by a visible escape; everything else,
-//! backslashes included, is shown as is, so an ordinary command reads as typed.
+//! difference. Every such character is replaced by a visible escape (the one sanitizer,
+//! [`crate::sanitize`]); everything else, backslashes included, is shown as is, so an
+//! ordinary command reads as typed.
 
-/// Characters that change how text is laid out or read without being visible: bidi
-/// embeddings, overrides and isolates, zero-width characters, line/paragraph separators,
-/// the soft hyphen, the BOM and the invisible tag characters.
-fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{061c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}'
-            | '\u{e0000}'..='\u{e007f}'
-    )
-}
-
-/// The visible form of one character: `None` when it is shown as itself.
-fn escape_char(c: char) -> Option<String> {
-    match c {
-        '\u{1b}' => Some("\\e".into()),
-        '\n' => Some("\\n".into()),
-        '\r' => Some("\\r".into()),
-        '\t' => Some("\\t".into()),
-        '\0'..='\u{1f}' | '\u{7f}' => Some(format!("\\x{:02x}", u32::from(c))),
-        '\u{80}'..='\u{9f}' => Some(format!("\\u{{{:x}}}", u32::from(c))),
-        c if is_invisible_format(c) => Some(format!("\\u{{{:x}}}", u32::from(c))),
-        _ => None,
-    }
-}
+pub use crate::sanitize::escape_controls;
 
 /// Escaped text as display units: one shown character, or one whole escape (`\e`, `\x07`,
 /// `\u{202e}`), so wrapping never splits an escape across lines. A literal backslash in the
@@ -72,19 +43,6 @@ fn escape_len(text: &str) -> usize {
     }
 }
 
-/// `text` with every control, bidi and zero-width character replaced by a visible escape
-/// (`\e`, `\n`, `\r`, `\t`, `\x07`, `\u{202e}`, …). Nothing is dropped or shortened.
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match escape_char(c) {
-            Some(escape) => out.push_str(&escape),
-            None => out.push(c),
-        }
-    }
-    out
-}
-
 /// `text`, escaped as [`escape_controls`] does (escaping is idempotent, so already escaped
 /// text such as an approval summary comes out unchanged), in lines of at most `width`
 /// characters (at least one unit per line, so a tiny width cannot loop or drop anything).
@@ -111,31 +69,6 @@ pub fn wrap_escaped(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plain_text_and_backslashes_are_kept_as_typed() {
-        assert_eq!(
-            escape_controls(r#"grep -n "a\|b" src/*.rs  | wc -l"#),
-            r#"grep -n "a\|b" src/*.rs  | wc -l"#
-        );
-        assert_eq!(escape_controls("café ✓"), "café ✓");
-    }
-
-    #[test]
-    fn terminal_controls_become_visible_escapes() {
-        assert_eq!(
-            escape_controls("ls\u{1b}[2K\r\u{1b}]0;title\u{7}\n\trm x\u{0}\u{7f}\u{9b}"),
-            r"ls\e[2K\r\e]0;title\x07\n\trm x\x00\x7f\u{9b}"
-        );
-    }
-
-    #[test]
-    fn bidi_and_zero_width_characters_become_visible_escapes() {
-        assert_eq!(
-            escape_controls("a\u{202e}b\u{2066}c\u{200b}d\u{feff}e\u{e0041}f\u{00ad}g"),
-            r"a\u{202e}b\u{2066}c\u{200b}d\u{feff}e\u{e0041}f\u{ad}g"
-        );
-    }
 
     #[test]
     fn wrapping_keeps_every_character_and_cuts_nothing() {

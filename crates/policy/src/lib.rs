@@ -10,7 +10,8 @@
 //! summary and the paths), never by guessing argument names.
 //!
 //! - [`pipeline`]: [`PermissionRule`], [`merge`], [`PermissionPipeline`].
-//! - [`approval`]: asking a person and the audit log; [`display`]: showing a call safely.
+//! - [`approval`]: asking a person and the audit log; [`display`]: showing a call safely;
+//!   [`sanitize`]: the one terminal sanitizer for everything printed that we did not write.
 //! - [`rules`], [`destructive`], [`secrets`], [`boundary`]: the built-in rules.
 
 pub mod approval;
@@ -19,6 +20,7 @@ pub mod destructive;
 pub mod display;
 pub mod pipeline;
 pub mod rules;
+pub mod sanitize;
 pub mod secrets;
 
 pub use agent_core::{Behavior, Verdict};
@@ -28,7 +30,8 @@ pub use approval::{
 };
 pub use boundary::WorkspaceBoundary;
 pub use destructive::{DestructiveCommands, destructive_reason};
-pub use display::{escape_controls, wrap_escaped};
+pub use display::wrap_escaped;
 pub use pipeline::{PermissionPipeline, PermissionRule, RuleError, merge};
 pub use rules::{EffectRule, RuleFn};
+pub use sanitize::{escape_controls, sanitize};
 pub use secrets::{SECRET_FILE_NAMES, SecretReads};
