@@ -23,3 +23,4 @@ mod docs;
 mod requests;
 mod security_key;
 mod support;
+mod untrusted;

@@ -130,7 +130,8 @@ fn ch07_the_catalog_and_a_loaded_skill() {
             {"tool_calls": [{"id": "c1", "name": "load_skill", "arguments": {"name": "rust-test"}}]},
             {"content": "Reviewed."}
         ]),
-        &["--prompt", "review my code"],
+        // The example skills are the user's own here: trusted without the `trust` step.
+        &["--trust-workspace", "--prompt", "review my code"],
     );
     insta::assert_snapshot!(text);
 }

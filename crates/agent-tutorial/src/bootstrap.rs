@@ -74,6 +74,10 @@ pub struct AgentDeps {
     pub cron_clock: Arc<dyn agent_cron::Clock>,
     /// Where the selected memories go (chapter 10 on; ignored before).
     pub memory_placement: MemoryPlacement,
+    /// Whether the workspace's skills (chapter 7) and durable schedules (chapter 14) may be
+    /// used. Defaults to trusting all (the caller brought the workspace); the CLI passes the
+    /// user's trust store.
+    pub trust: Arc<dyn agent_trust::WorkspaceTrust>,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -108,6 +112,7 @@ impl AgentDeps {
             jobs: JobConfig::default(),
             cron_clock: Arc::new(SystemClock),
             memory_placement: MemoryPlacement::Prompt,
+            trust: Arc::new(agent_trust::TrustAll),
         }
     }
 }
@@ -355,7 +360,7 @@ fn build(
 
     // Scanned once, here: a skill added on disk needs a rebuild (see docs/ch07.md).
     let skills = Arc::new(if profile.has(Capability::Skills) {
-        SkillCatalog::scan(&workspace)
+        SkillCatalog::scan(&workspace).trusted(&*deps.trust)
     } else {
         SkillCatalog::default()
     });
@@ -392,9 +397,9 @@ fn build(
     }
     // Chapter 14: scheduled prompts, for the main agent only (a subagent ends with its task;
     // the REPL that runs what is due talks to the main agent).
-    let scheduler = profile
-        .has(Capability::Cron)
-        .then(|| Arc::new(Scheduler::new(&workspace, deps.cron_clock.clone())));
+    let scheduler = profile.has(Capability::Cron).then(|| {
+        Arc::new(Scheduler::new(&workspace, deps.cron_clock.clone()).trust(deps.trust.clone()))
+    });
     if let Some(scheduler) = &scheduler {
         tools = agent_cron::add_cron_tools(tools, scheduler);
     }

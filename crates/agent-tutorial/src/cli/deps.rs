@@ -14,8 +14,9 @@ use agent_tools::Workspace;
 use async_trait::async_trait;
 use serde::Deserialize;
 
-use super::trust::{HOOKS_FILE, HookTrust, HooksFile, TrustStore, Verdict, untrusted_notice};
+use super::trust::{HOOKS_FILE, HookTrust, HooksFile, StoreTrust, hooks_verdict};
 use super::{CliError, CliResult};
+use agent_trust::Verdict;
 
 /// Where the CLI keeps its per-workspace files.
 pub const STATE_DIR: &str = ".agent_tutorial";
@@ -290,18 +291,9 @@ pub fn load_shell_hooks(
     };
     let specs = parse_hooks(&file.bytes).map_err(CliError::usage)?;
     if trust == HookTrust::Required {
-        let verdict = match TrustStore::from_env(|k| std::env::var_os(k)) {
-            Ok(store) => store
-                .check(workspace.root(), &file.sha256())
-                .map_err(CliError::usage)?,
-            // Nowhere to have recorded trust: nothing is trusted.
-            Err(_) => Verdict::Untrusted,
-        };
-        if verdict != Verdict::Trusted {
-            eprintln!(
-                "{}",
-                untrusted_notice(verdict, specs.len(), workspace.root())
-            );
+        // No config directory or an unreadable store: nothing is trusted (fail closed).
+        let gate = StoreTrust::from_env(workspace.root());
+        if hooks_verdict(&gate, &file, specs.len()).map_err(CliError::usage)? != Verdict::Trusted {
             return Ok(0);
         }
     }

@@ -94,8 +94,9 @@ enum Command {
     Tasks(tasks::TasksArgs),
     /// Show the workspace's durable scheduled prompts (chapter 14 on).
     Cron(cron::CronArgs),
-    /// Review the workspace's shell hooks (.agent_tutorial/hooks.json) and trust that exact
-    /// file, so chapter 4 on runs them; a changed file needs trusting again.
+    /// Review what the workspace ships that runs code or shapes the prompt (hooks, durable
+    /// schedules, skills) and, if you say yes, trust that exact content; a change by anyone
+    /// but this harness needs trusting again.
     Trust(trust::TrustArgs),
 }
 
@@ -159,10 +160,11 @@ pub struct RunArgs {
     /// OPENAI_FALLBACK_MODEL).
     #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
-    /// Run the workspace's shell hooks (chapter 4 on) without the trust recorded by
-    /// `agent-tutorial trust` (for CI, or a repository you wrote). Off by default.
-    #[arg(long)]
-    pub trust_hooks: bool,
+    /// Use the workspace's shell hooks (chapter 4 on), skills (7 on) and durable schedules
+    /// (14 on) without the trust recorded by `agent-tutorial trust` (for CI, or a repository
+    /// you wrote). Off by default. `--trust-hooks` is the old name.
+    #[arg(long, alias = "trust-hooks")]
+    pub trust_workspace: bool,
     /// After the run, print on stderr one row per model request: its size, the stable prefix
     /// it shares with the request before (what a provider's prompt cache can reuse), and the
     /// prompt and cached tokens the server reported (`-` when it did not). `=json`: as JSON.
