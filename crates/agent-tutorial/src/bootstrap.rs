@@ -20,7 +20,7 @@ use agent_jobs::{JobConfig, JobManager};
 use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
 use agent_policy::{
     ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
-    PermissionPipeline, SecretReads, WorkspaceBoundary,
+    PermissionPipeline, PromptWrites, ProtectedPaths, SecretReads, WorkspaceBoundary,
 };
 use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
 use agent_recovery::{Fallback, RecoveringModel, RetryPolicy};
@@ -183,6 +183,14 @@ fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipelin
     let mut pipeline = PermissionPipeline::new(deps.audit.clone())
         .rule(Arc::new(WorkspaceBoundary(workspace.clone())))
         .rule(Arc::new(DestructiveCommands))
+        // Before the effect rules, so their reason is the one shown: writes that change what
+        // runs next time (`.git/`, the state folders, hooks, skills) always ask, and a task's
+        // text (chapter 12) reaches every future prompt, so it asks like a write.
+        .rule(Arc::new(ProtectedPaths(workspace.clone())))
+        .rule(Arc::new(PromptWrites::new([
+            agent_tasks::TASK_CREATE,
+            agent_tasks::TASK_UPDATE,
+        ])))
         .rule(Arc::new(EffectRule::new(
             "execute_asks",
             ToolEffect::Execute,

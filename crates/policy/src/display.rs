@@ -10,6 +10,73 @@
 
 pub use crate::sanitize::escape_controls;
 
+use crate::approval::ApprovalRequest;
+
+/// Detail lines kept at most (the tools bound their previews below this already; a provider
+/// fed by other code is bounded here too).
+pub const MAX_DETAIL_LINES: usize = 256;
+
+/// `detail` as escaped lines (a `\r` or an escape sequence inside a line shows as an escape),
+/// at most [`MAX_DETAIL_LINES`], then one line saying how many were left out.
+pub fn detail_lines(detail: &str) -> Vec<String> {
+    let lines: Vec<&str> = detail.lines().collect();
+    let mut out: Vec<String> = lines
+        .iter()
+        .take(MAX_DETAIL_LINES)
+        .map(|line| escape_controls(line))
+        .collect();
+    if lines.len() > MAX_DETAIL_LINES {
+        out.push(format!(
+            "… [{} more lines not shown]",
+            lines.len() - MAX_DETAIL_LINES
+        ));
+    }
+    out
+}
+
+/// The approval question. It fits on one line when it can (`Allow bash ls -la? [y/N] `);
+/// otherwise the tool is named on a line of its own and the summary follows, indented by two
+/// spaces and wrapped at `width` so nothing is cut off:
+///
+/// ```text
+/// Allow bash (212 characters):
+///   ls -la; : xxxx…
+///   xxxx; touch pwned
+/// [y/N]
+/// ```
+///
+/// A request with detail (a write's content, an edit's diff) shows it under the summary,
+/// every line indented by four spaces, before `[y/N]`. Every field is escaped here again,
+/// which changes nothing for escaped text and keeps a provider fed by other code from
+/// printing control characters.
+pub fn approval_question(request: &ApprovalRequest, width: usize) -> String {
+    let tool = escape_controls(&request.tool);
+    let summary = escape_controls(&request.summary);
+    let single = format!("Allow {tool} {summary}? [y/N] ");
+    let mut text = if single.chars().count() <= width && request.detail.is_empty() {
+        return single;
+    } else if request.detail.is_empty()
+        || format!("Allow {tool} {summary}:").chars().count() > width
+    {
+        let mut text = format!("Allow {tool} ({} characters):\n", summary.chars().count());
+        for line in wrap_escaped(&summary, width.saturating_sub(2)) {
+            text.push_str("  ");
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    } else {
+        format!("Allow {tool} {summary}:\n")
+    };
+    for line in &request.detail {
+        text.push_str("    ");
+        text.push_str(&escape_controls(line));
+        text.push('\n');
+    }
+    text.push_str("[y/N] ");
+    text
+}
+
 /// Escaped text as display units: one shown character, or one whole escape (`\e`, `\x07`,
 /// `\u{202e}`), so wrapping never splits an escape across lines. A literal backslash in the
 /// text is grouped with the character after it, which only keeps the two on one line.
@@ -69,6 +136,43 @@ pub fn wrap_escaped(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request(tool: &str, summary: &str, detail: &[&str]) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: tool.into(),
+            summary: summary.into(),
+            reason: "changing a file needs approval".into(),
+            detail: detail.iter().map(|l| l.to_string()).collect(),
+            protection: crate::Protection::Ordinary,
+        }
+    }
+
+    #[test]
+    fn a_write_is_asked_with_its_content_under_it() {
+        assert_eq!(
+            approval_question(
+                &request("write_file", "x.txt", &["new file, 1 line, 2 bytes:", "+x"]),
+                100
+            ),
+            "Allow write_file x.txt:\n    new file, 1 line, 2 bytes:\n    +x\n[y/N] "
+        );
+        assert_eq!(
+            approval_question(&request("bash", "ls", &[]), 100),
+            "Allow bash ls? [y/N] "
+        );
+    }
+
+    #[test]
+    fn detail_lines_are_escaped_and_bounded() {
+        assert_eq!(
+            detail_lines("+a\r\u{1b}]52;c;eA==\u{7}\n+\u{202e}b"),
+            vec![r"+a\r\e]52;c;eA==\x07", r"+\u{202e}b"]
+        );
+        let many = "x\n".repeat(MAX_DETAIL_LINES + 3);
+        let lines = detail_lines(&many);
+        assert_eq!(lines.len(), MAX_DETAIL_LINES + 1);
+        assert_eq!(lines[MAX_DETAIL_LINES], "… [3 more lines not shown]");
+    }
 
     #[test]
     fn wrapping_keeps_every_character_and_cuts_nothing() {

@@ -19,4 +19,4 @@ pub use store::{
     Clock, Field, FileError, NewTask, Snapshot, TASKS_DIR, TaskChange, TaskError, TaskStore,
     Updated,
 };
-pub use tools::{register, specs};
+pub use tools::{TASK_CREATE, TASK_UPDATE, register, specs};
