@@ -17,5 +17,5 @@ pub mod truncation;
 
 pub use clock::{Clock, ManualClock, TokioClock};
 pub use model::{Fallback, RecoveringModel};
-pub use policy::{Decision, Jitter, RetryPolicy};
+pub use policy::{Decision, Jitter, MAX_TOKENS_CEILING, RetryPolicy};
 pub use truncation::CONTINUE_PROMPT;
