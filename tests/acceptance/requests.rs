@@ -163,7 +163,13 @@ fn ch09_a_memory_extracted_then_injected_as_its_own_message() {
         9,
         dir.path(),
         json!([{"content": "Noted."}, {"content": record}]),
-        &["--prompt", "Always indent Rust with tabs."],
+        // Saving a memory asks like a write.
+        &[
+            "--approve",
+            "all",
+            "--prompt",
+            "Always indent Rust with tabs.",
+        ],
     );
     let second = recorded(
         9,

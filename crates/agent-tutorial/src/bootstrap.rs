@@ -422,7 +422,9 @@ fn build(
         };
         let session =
             MemorySession::new(MemoryStore::open(&workspace), deps.model.clone(), delivery)
-                .events(events.clone());
+                .events(events.clone())
+                // What it saves reaches every future prompt: a write, decided by the gate.
+                .gate(gate.clone());
         let selected = match start {
             StartSelection::Empty => Vec::new(),
             StartSelection::KeywordsFor(prompt) => {

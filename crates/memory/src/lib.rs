@@ -7,8 +7,11 @@
 //!   selection to the model: the session itself as a system message (chapter 9), or the
 //!   dynamic system prompt (chapter 10). Its model calls go through `agent_core::side_call`.
 //! - [`keywords`]: the deterministic fallback selector (CJK-aware).
+//! - [`consent`]: what is saved reaches every future prompt, so the agent's permission gate
+//!   decides it like a write.
 
 mod archive;
+pub mod consent;
 mod fsio;
 mod index;
 pub mod keywords;
@@ -17,6 +20,7 @@ pub mod session;
 pub mod store;
 
 pub use archive::ARCHIVE_DIR;
+pub use consent::MEMORY_WRITE;
 pub use index::INDEX_FILE;
 pub use record::{MemoryRecord, MemoryType, RecordError, last_wins, render_block};
 pub use session::{

@@ -22,3 +22,4 @@ pub fn setup() -> (tempfile::TempDir, MemoryStore) {
     let store = MemoryStore::open(&Workspace::new(dir.path()).unwrap());
     (dir, store)
 }
+mod consent;
