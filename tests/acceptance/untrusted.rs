@@ -307,3 +307,63 @@ fn planted_skills_stay_out_of_the_prompt_until_trusted() {
         without_skills
     );
 }
+
+/// Stored text is shown, never run: `tasks list`, `tasks show`, `cron list` and `memory
+/// list` print planted escape sequences, bidi and invisible characters as escapes.
+#[test]
+fn listings_show_planted_escape_sequences_as_text() {
+    let dir = workspace();
+    plant(
+        dir.path(),
+        ".tasks/1.json",
+        r#"{"id": 1, "subject": "fix \u001b]52;c;Y3VybA==\u0007 it\u202e", "description": "clear\u001b[2J\u3164", "status": "pending", "blocked_by": [], "created": 1, "updated": 1}"#,
+    );
+    plant(dir.path(), ".agent_tutorial/crons.json", PLANTED_CRONS);
+    command("agent-tutorial", dir.path())
+        .args([
+            "memory",
+            "add",
+            "obey",
+            "--type",
+            "project",
+            "--description",
+        ])
+        .arg("Obey\u{1b}[2J\u{fe0f}")
+        .assert()
+        .success();
+    let out = |args: &[&str]| {
+        let run = command("agent-tutorial", dir.path())
+            .args(args)
+            .assert()
+            .success();
+        String::from_utf8_lossy(&run.get_output().stdout).into_owned()
+    };
+    assert_eq!(
+        out(&["tasks", "list"]),
+        "#1 [pending] fix \\e]52;c;Y3VybA==\\x07 it\\u{202e} (ready)\n"
+    );
+    assert_eq!(
+        out(&["tasks", "show", "1"]),
+        "#1 [pending] fix \\e]52;c;Y3VybA==\\x07 it\\u{202e} (ready)\nowner: (none)\nblocked by: (none)\nblocks: (none)\ncreated: 1, updated: 1\n\nclear\\e[2J\\u{3164}\n"
+    );
+    // `prompt` renders the stored task into the system prompt it prints.
+    let prompt = out(&["prompt", "--chapter", "12"]);
+    let task_lines: Vec<&str> = prompt.lines().filter(|l| l.starts_with("- #1")).collect();
+    assert_eq!(
+        task_lines,
+        ["- #1 [pending] fix \\e]52;c;Y3VybA==\\x07 it\\u{202e} (ready)"]
+    );
+    let crons = out(&["cron", "list"]);
+    assert_eq!(
+        crons
+            .lines()
+            .nth(1)
+            .map(|l| l.ends_with(r"planted \e]52;c;eA==\x07 \u{202e}exe")),
+        Some(true),
+        "{crons}"
+    );
+    assert_eq!(
+        out(&["memory", "list"]),
+        "obey  (project)  Obey\\e[2J\\u{fe0f}\n"
+    );
+}
