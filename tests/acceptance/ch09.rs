@@ -6,8 +6,9 @@ use serde_json::json;
 
 use std::sync::Arc;
 
-use agent_core::{CollectingSink, ScriptedModel};
+use agent_core::CollectingSink;
 use agent_policy::StaticApproval;
+use agent_test_support::ScriptedModel;
 use agent_tutorial::Agent;
 
 use crate::support::{

@@ -6,11 +6,14 @@
 //!   request, and extracts and consolidates after it. [`MemoryDelivery`] says who shows the
 //!   selection to the model: the session itself as a system message (chapter 9), or the
 //!   dynamic system prompt (chapter 10). Its model calls go through `agent_core::side_call`.
+//! - [`block`]: the `<relevant_memories>` block, a fragment whose records cannot close it or
+//!   open a prompt section.
 //! - [`keywords`]: the deterministic fallback selector (CJK-aware).
 //! - [`consent`]: what is saved reaches every future prompt, so the agent's permission gate
 //!   decides it like a write.
 
 mod archive;
+pub mod block;
 pub mod consent;
 mod fsio;
 mod index;
@@ -20,9 +23,10 @@ pub mod session;
 pub mod store;
 
 pub use archive::ARCHIVE_DIR;
+pub use block::render_block;
 pub use consent::MEMORY_WRITE;
 pub use index::INDEX_FILE;
-pub use record::{MemoryRecord, MemoryType, RecordError, last_wins, render_block};
+pub use record::{MemoryRecord, MemoryType, RecordError, last_wins};
 pub use session::{
     CONSOLIDATE_AT, MAX_SELECTED, MemoryDelivery, MemoryInjector, MemorySession, TurnReport,
 };

@@ -2,12 +2,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use agent_core::scripted::ScriptStep;
 use agent_core::{
-    CallSummary, GateDecision, Message, ModelReply, PermissionGate, PreparedCall, ScriptedModel,
-    ToolEffect, Verdict,
+    CallSummary, GateDecision, Message, ModelReply, PermissionGate, PreparedCall, ToolEffect,
+    Verdict,
 };
 use agent_memory::{MEMORY_WRITE, MemoryDelivery, MemorySession, MemoryStore};
+use agent_test_support::{ScriptStep, ScriptedModel};
 use agent_workspace::Workspace;
 use serde_json::json;
 
