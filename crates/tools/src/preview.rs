@@ -11,6 +11,8 @@ use agent_workspace::Workspace;
 pub const MAX_PREVIEW_LINES: usize = 200;
 /// Characters of one line shown at most.
 pub const MAX_PREVIEW_LINE_CHARS: usize = 400;
+/// The longest an edit's diff may take to compute before a coarser one is shown.
+pub const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// One line, cut at [`MAX_PREVIEW_LINE_CHARS`] with what was cut said.
 fn bounded_line(line: &str) -> String {
@@ -99,7 +101,11 @@ pub fn edit_preview(
             "(the file does not hold old_text exactly once, so the edit will fail; old_text → new_text:)\n".to_string(),
         ),
     };
-    let diff = similar::TextDiff::from_lines(&before, &after);
+    // Bounded in time too: two large, wholly different texts would otherwise take the diff
+    // quadratic time; past the deadline `similar` gives a coarser (still correct) diff.
+    let diff = similar::TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(&before, &after);
     let text = diff
         .unified_diff()
         .context_radius(3)

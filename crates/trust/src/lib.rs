@@ -14,6 +14,7 @@
 //! adds one next to it. A file edited or planted by anyone else has a fingerprint nobody
 //! recorded, and is not used until the user trusts it.
 
+mod file;
 mod store;
 
 pub use store::{StoreError, TRUST_FILE_VERSION, TrustStore, WorkspaceEntry, read_bounded};

@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
+
+pub use crate::file::read_bounded;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -47,46 +49,6 @@ pub enum StoreError {
     Version { path: PathBuf, found: u64 },
     #[error("the workspace path {} is not UTF-8, so trust cannot be recorded for it", path.display())]
     NonUtf8Workspace { path: PathBuf },
-}
-
-/// Reads at most `limit` bytes of a regular file without following a final symlink and
-/// without blocking on a FIFO. A missing file is `None`. For the files the CLI keeps outside
-/// any workspace (this store, the prompt history).
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, StoreError> {
-    let read_error = |source| StoreError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path);
-    let file = match file {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(StoreError::Symlink {
-                path: path.to_path_buf(),
-            });
-        }
-        Err(err) => return Err(read_error(err)),
-    };
-    if !file.metadata().map_err(read_error)?.is_file() {
-        return Err(StoreError::NotAFile {
-            path: path.to_path_buf(),
-        });
-    }
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    if bytes.len() as u64 > limit {
-        return Err(StoreError::TooLarge {
-            path: path.to_path_buf(),
-            limit,
-        });
-    }
-    Ok(Some(bytes))
 }
 
 /// What is recorded for one workspace.
