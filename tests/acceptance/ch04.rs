@@ -400,7 +400,7 @@ fn trust(
 
 fn notice(dir: &std::path::Path, state: &str) -> String {
     format!(
-        "hooks in .agent_tutorial/hooks.json {state} (2 hooks), so none will run; review them with `agent-tutorial trust --workspace {}`\n",
+        "hooks in .agent_tutorial/hooks.json {state} (2), so none will run; review and trust them with: agent-tutorial trust --workspace {}\n",
         dir.canonicalize().unwrap().display()
     )
 }
@@ -437,19 +437,20 @@ fn trust_lists_every_hook_and_they_run_until_one_byte_of_the_file_changes() {
         trust(
             dir.path(),
             config.path(),
-            &["--workspace", root.to_str().unwrap()],
+            &["--yes", "--workspace", root.to_str().unwrap()],
         )
         .success(),
     );
     assert_eq!(
         out,
         format!(
-            ".agent_tutorial/hooks.json in {root} (sha256 {sha}), 2 hook(s); each command runs with bash in the workspace, as you:\n\
-             #0 UserPromptSubmit matcher: (any) timeout: 10s\n    touch ran #a\n\
-             #1 PreToolUse matcher: bash timeout: 0.5s\n    \"echo \\u{{1b}}[2K\" (escaped: it holds control or invisible characters)\n\
-             Trusted until .agent_tutorial/hooks.json changes (recorded in {file}).\n",
+            "In {root}, this runs code or goes into the model's prompt (hooks run as you, with bash; schedules run as your prompts; skills are in every system prompt):\n\
+             \n\
+             hooks in .agent_tutorial/hooks.json (2, not trusted):\n\
+             \x20 #0 UserPromptSubmit matcher: (any) timeout: 10s\n      touch ran #a\n\
+             \x20 #1 PreToolUse matcher: bash timeout: 0.5s\n      echo \\e[2K (escaped: it holds control or invisible characters)\n\
+             Trusted hooks until they change (recorded in {file}).\n",
             root = root.display(),
-            sha = sha256_hex(TOUCH_HOOKS.as_bytes()),
             file = trust_file.display(),
         )
     );
@@ -464,14 +465,14 @@ fn trust_lists_every_hook_and_they_run_until_one_byte_of_the_file_changes() {
         (notice(dir.path(), "changed since they were trusted"), false)
     );
 
-    trust(dir.path(), config.path(), &[]).success();
+    trust(dir.path(), config.path(), &["--yes"]).success();
     let (stderr, ran) = run_ch04(dir.path(), config.path(), "none");
     assert_eq!((stderr.as_str(), ran), ("", true));
     let recorded: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&trust_file).unwrap()).unwrap();
     assert_eq!(
         recorded,
-        json!({"version": 1, "workspaces": {root.to_str().unwrap(): {"hooks_sha256": sha256_hex(changed.as_bytes())}}})
+        json!({"version": 2, "workspaces": {root.to_str().unwrap(): {"trusted": {"hooks": sha256_hex(changed.as_bytes())}}}})
     );
 }
 
@@ -480,11 +481,14 @@ fn revoked_trust_stops_the_hooks() {
     let dir = hooks_workspace(TOUCH_HOOKS);
     let config = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    trust(dir.path(), config.path(), &[]).success();
+    trust(dir.path(), config.path(), &["--yes"]).success();
     let out = stdout_of(trust(dir.path(), config.path(), &["--revoke"]).success());
     assert_eq!(
         out,
-        format!("Revoked: hooks in {} no longer run.\n", root.display())
+        format!(
+            "Revoked: hooks, schedules and skills in {} are no longer used.\n",
+            root.display()
+        )
     );
     let (stderr, ran) = run_ch04(dir.path(), config.path(), "all");
     assert_eq!(
@@ -508,7 +512,7 @@ fn trust_refuses_to_write_through_a_symlinked_trust_file() {
     std::fs::create_dir(config.path().join("agent-tutorial")).unwrap();
     let link = config.path().join("agent-tutorial/trusted.json");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let err = stderr_of(trust(dir.path(), config.path(), &[]).code(2));
+    let err = stderr_of(trust(dir.path(), config.path(), &["--yes"]).code(2));
     assert_eq!(
         err,
         format!(
@@ -551,7 +555,7 @@ fn bad_hook_timeouts_are_a_configuration_error_naming_the_field_and_the_hook() {
         assert_eq!(stderr_of(assert), expected, "timeout_secs {value}");
         // `trust` refuses such a file too, and records nothing.
         assert_eq!(
-            stderr_of(trust(dir.path(), config.path(), &[]).code(2)),
+            stderr_of(trust(dir.path(), config.path(), &["--yes"]).code(2)),
             expected
         );
     }

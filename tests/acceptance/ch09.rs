@@ -4,9 +4,30 @@ use agent_core::{AgentEvent, Message, ModelReply};
 use predicates::prelude::*;
 use serde_json::json;
 
+use std::sync::Arc;
+
+use agent_core::CollectingSink;
+use agent_policy::StaticApproval;
+use agent_test_support::ScriptedModel;
+use agent_tutorial::Agent;
+
 use crate::support::{
-    command, memory_events, scripted_agent, scripted_agent_with_events, workspace, write_script,
+    command, memory_events, scripted_agent, scripted_agent_with, workspace, write_script,
 };
+
+/// A chapter-9 agent whose `ask`s are approved (a saved memory reaches every future prompt,
+/// so saving one asks like a write), with every event collected.
+fn approved_agent(
+    dir: &std::path::Path,
+    replies: Vec<ModelReply>,
+) -> (Agent, Arc<ScriptedModel>, Arc<CollectingSink>) {
+    let sink = Arc::new(CollectingSink::new());
+    let (agent, model) = scripted_agent_with(9, dir, replies, |deps| {
+        deps.events = sink.clone();
+        deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
+    });
+    (agent, model, sink)
+}
 
 const RECORD: &str = r#"[{"name": "prefers-tabs", "type": "feedback", "description": "The user wants Rust indented with tabs", "body": "Use tabs, never spaces, in .rs files."}]"#;
 const BLOCK: &str = "<relevant_memories>\n## prefers-tabs (feedback)\nThe user wants Rust indented with tabs\nUse tabs, never spaces, in .rs files.\n</relevant_memories>";
@@ -22,8 +43,7 @@ fn count<M: AsRef<Message>>(messages: &[M], needle: &str) -> usize {
 async fn one_instance_extracts_and_the_next_one_selects_the_memory_as_its_own_message() {
     let dir = workspace();
     // First instance: no memories yet (no selector call), the answer, then the extraction.
-    let (mut first, model, events) = scripted_agent_with_events(
-        9,
+    let (mut first, model, events) = approved_agent(
         dir.path(),
         vec![ModelReply::text("Noted: tabs."), ModelReply::text(RECORD)],
     );
@@ -74,8 +94,7 @@ async fn one_instance_extracts_and_the_next_one_selects_the_memory_as_its_own_me
 #[tokio::test]
 async fn memory_failures_never_break_the_answer() {
     let dir = workspace();
-    let (mut agent, _m, events) = scripted_agent_with_events(
-        9,
+    let (mut agent, _m, events) = approved_agent(
         dir.path(),
         vec![
             ModelReply::text("The answer."),
@@ -105,7 +124,13 @@ fn the_cli_reports_memory_and_edits_the_store_by_hand() {
         json!([{"content": "Noted."}, {"content": RECORD}]),
     );
     command("ch09", dir.path())
-        .args(["--prompt", "Always indent Rust with tabs.", "--script"])
+        .args([
+            "--approve",
+            "all",
+            "--prompt",
+            "Always indent Rust with tabs.",
+            "--script",
+        ])
         .arg(&script)
         .assert()
         .success()

@@ -287,7 +287,15 @@ fn a_one_shot_run_runs_what_is_due_after_its_turn() {
     );
 
     let run = command("ch14", dir.path())
-        .args(["--script", script.to_str().unwrap(), "--prompt", "hello"])
+        // The schedule was added in-process (trusting all) and its file edited by hand above:
+        // this run trusts the workspace explicitly.
+        .args([
+            "--trust-workspace",
+            "--script",
+            script.to_str().unwrap(),
+            "--prompt",
+            "hello",
+        ])
         .assert()
         .success();
 

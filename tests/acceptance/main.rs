@@ -24,3 +24,4 @@ mod fragments;
 mod requests;
 mod security_key;
 mod support;
+mod untrusted;

@@ -130,7 +130,8 @@ fn ch07_the_catalog_and_a_loaded_skill() {
             {"tool_calls": [{"id": "c1", "name": "load_skill", "arguments": {"name": "rust-test"}}]},
             {"content": "Reviewed."}
         ]),
-        &["--prompt", "review my code"],
+        // The example skills are the user's own here: trusted without the `trust` step.
+        &["--trust-workspace", "--prompt", "review my code"],
     );
     insta::assert_snapshot!(text);
 }
@@ -162,7 +163,13 @@ fn ch09_a_memory_extracted_then_injected_as_its_own_message() {
         9,
         dir.path(),
         json!([{"content": "Noted."}, {"content": record}]),
-        &["--prompt", "Always indent Rust with tabs."],
+        // Saving a memory asks like a write.
+        &[
+            "--approve",
+            "all",
+            "--prompt",
+            "Always indent Rust with tabs.",
+        ],
     );
     let second = recorded(
         9,

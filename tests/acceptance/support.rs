@@ -19,8 +19,19 @@ pub fn command(bin: &str, cwd: &Path) -> assert_cmd::Command {
             cmd.env_remove(key);
         }
     }
-    cmd.env_remove("RUST_LOG").current_dir(cwd);
+    // The trust store (chapter 4 on) lives in the user's config directory, and a run records
+    // there what it writes itself: every test gets a temporary one unless it sets its own.
+    cmd.env("XDG_CONFIG_HOME", test_config_dir())
+        .env_remove("RUST_LOG")
+        .current_dir(cwd);
     cmd
+}
+
+/// One temporary config directory for this test process (each test's workspace is its own
+/// temporary folder, so their entries never meet).
+fn test_config_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
 /// A fresh workspace with a small project in it.

@@ -20,7 +20,7 @@ use agent_jobs::{JobConfig, JobManager};
 use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
 use agent_policy::{
     ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
-    PermissionPipeline, SecretReads, WorkspaceBoundary,
+    PermissionPipeline, PromptWrites, ProtectedPaths, SecretReads, WorkspaceBoundary,
 };
 use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
 use agent_recovery::{Fallback, RecoveringModel, RetryPolicy};
@@ -74,6 +74,10 @@ pub struct AgentDeps {
     pub cron_clock: Arc<dyn agent_cron::Clock>,
     /// Where the selected memories go (chapter 10 on; ignored before).
     pub memory_placement: MemoryPlacement,
+    /// Whether the workspace's skills (chapter 7) and durable schedules (chapter 14) may be
+    /// used. Defaults to trusting all (the caller brought the workspace); the CLI passes the
+    /// user's trust store.
+    pub trust: Arc<dyn agent_trust::WorkspaceTrust>,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -108,6 +112,7 @@ impl AgentDeps {
             jobs: JobConfig::default(),
             cron_clock: Arc::new(SystemClock),
             memory_placement: MemoryPlacement::Prompt,
+            trust: Arc::new(agent_trust::TrustAll),
         }
     }
 }
@@ -178,6 +183,14 @@ fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipelin
     let mut pipeline = PermissionPipeline::new(deps.audit.clone())
         .rule(Arc::new(WorkspaceBoundary(workspace.clone())))
         .rule(Arc::new(DestructiveCommands))
+        // Before the effect rules, so their reason is the one shown: writes that change what
+        // runs next time (`.git/`, the state folders, hooks, skills) always ask, and a task's
+        // text (chapter 12) reaches every future prompt, so it asks like a write.
+        .rule(Arc::new(ProtectedPaths(workspace.clone())))
+        .rule(Arc::new(PromptWrites::new([
+            agent_tasks::TASK_CREATE,
+            agent_tasks::TASK_UPDATE,
+        ])))
         .rule(Arc::new(EffectRule::new(
             "execute_asks",
             ToolEffect::Execute,
@@ -355,7 +368,7 @@ fn build(
 
     // Scanned once, here: a skill added on disk needs a rebuild (see docs/ch07.md).
     let skills = Arc::new(if profile.has(Capability::Skills) {
-        SkillCatalog::scan(&workspace)
+        SkillCatalog::scan(&workspace).trusted(&*deps.trust)
     } else {
         SkillCatalog::default()
     });
@@ -392,9 +405,9 @@ fn build(
     }
     // Chapter 14: scheduled prompts, for the main agent only (a subagent ends with its task;
     // the REPL that runs what is due talks to the main agent).
-    let scheduler = profile
-        .has(Capability::Cron)
-        .then(|| Arc::new(Scheduler::new(&workspace, deps.cron_clock.clone())));
+    let scheduler = profile.has(Capability::Cron).then(|| {
+        Arc::new(Scheduler::new(&workspace, deps.cron_clock.clone()).trust(deps.trust.clone()))
+    });
     if let Some(scheduler) = &scheduler {
         tools = agent_cron::add_cron_tools(tools, scheduler);
     }
@@ -409,7 +422,9 @@ fn build(
         };
         let session =
             MemorySession::new(MemoryStore::open(&workspace), deps.model.clone(), delivery)
-                .events(events.clone());
+                .events(events.clone())
+                // What it saves reaches every future prompt: a write, decided by the gate.
+                .gate(gate.clone());
         let selected = match start {
             StartSelection::Empty => Vec::new(),
             StartSelection::KeywordsFor(prompt) => {

@@ -17,6 +17,7 @@ mod scheduler;
 mod store;
 mod table;
 mod tools;
+pub mod trust_gate;
 pub mod when;
 
 /// The workspace's clock, re-exported: the scheduler reads its wall time.

@@ -4,15 +4,18 @@
 //! idle between user turns, so a scheduled prompt can never land in the middle of a turn, and
 //! tests drive time with an injected [`Clock`] (the workspace's, read as wall time).
 
+use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
+use agent_trust::{TrustAll, TrustKind, WorkspaceTrust};
 use agent_workspace::{Clock, Workspace};
 use jiff::Timestamp;
 
 use crate::error::CronError;
 use crate::schedule::{Due, Durability, Schedule, ScheduleId};
 use crate::store::{Contents, Record, Store, check_prompt};
+use crate::trust_gate;
 use crate::when::{CronExpr, Zone, next_fire};
 
 /// Schedules of one kind (durable, or session) at most.
@@ -41,11 +44,21 @@ struct SessionSchedules {
 }
 
 /// Durable schedules in the workspace's `crons.json`, session ones in memory.
-#[derive(Debug)]
 pub struct Scheduler {
     store: Store,
     session: Mutex<SessionSchedules>,
     clock: Arc<dyn Clock>,
+    /// Whether the durable schedules on disk may run (see [`crate::trust_gate`]).
+    trust: Arc<dyn WorkspaceTrust>,
+}
+
+impl fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scheduler")
+            .field("store", &self.store)
+            .field("clock", &self.clock)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Scheduler {
@@ -54,6 +67,7 @@ impl Scheduler {
             store: Store::new(workspace),
             session: Mutex::default(),
             clock,
+            trust: Arc::new(TrustAll),
         }
     }
 
@@ -61,6 +75,13 @@ impl Scheduler {
     /// wall time outside jiff's range (years -9999..=9999) is held at its nearest end.
     fn now(&self) -> Timestamp {
         wall_timestamp(self.clock.wall())
+    }
+
+    /// Runs durable schedules only when `trust` says so (the default trusts all: a library
+    /// caller brings its own workspace; the CLI passes the user's trust store).
+    pub fn trust(mut self, trust: Arc<dyn WorkspaceTrust>) -> Self {
+        self.trust = trust;
+        self
     }
 
     fn session(&self) -> std::sync::MutexGuard<'_, SessionSchedules> {
@@ -98,9 +119,11 @@ impl Scheduler {
                 if contents.schedules().count() >= MAX_SCHEDULES {
                     return Err(too_many("durable"));
                 }
+                let was = trust_gate::verdict(contents, &*self.trust);
                 let id = contents.claim_id().ok_or_else(|| too_many("durable"))?;
                 let schedule = make(ScheduleId::durable(id));
                 contents.records.push(Record::Good(schedule.clone()));
+                trust_gate::record_written(was, contents, &*self.trust);
                 Ok(schedule)
             }),
             Durability::Session => {
@@ -138,15 +161,18 @@ impl Scheduler {
             return Ok(session.schedules.remove(at));
         }
         self.store.update(|contents| {
+            let was = trust_gate::verdict(contents, &*self.trust);
             let at = contents
                 .records
                 .iter()
                 .position(|r| matches!(r, Record::Good(s) if &s.id == id))
                 .ok_or_else(not_found)?;
-            match contents.records.remove(at) {
+            let removed = match contents.records.remove(at) {
                 Record::Good(schedule) => Ok(schedule),
                 Record::Unreadable(_) => Err(not_found()),
-            }
+            };
+            trust_gate::record_written(was, contents, &*self.trust);
+            removed
         })
     }
 
@@ -160,14 +186,24 @@ impl Scheduler {
         // Durable first: if the file cannot be used, the session schedules stay untouched.
         // A look without the lock first: an idle REPL asks often, and most times nothing is
         // due, so nothing is locked or created in a workspace that has no schedule.
-        let durable_due = self
-            .store
-            .read()?
-            .schedules()
-            .any(|s| s.next_fire_utc <= now);
+        // Untrusted durable schedules (planted, or edited by someone else) neither run nor
+        // are claimed: the user is told once how to trust them.
+        let contents = self.store.read()?;
+        let verdict = trust_gate::verdict(&contents, &*self.trust);
+        if verdict != agent_trust::Verdict::Trusted {
+            self.trust
+                .refused(TrustKind::Schedules, verdict, contents.schedules().count());
+        }
+        let durable_due = verdict == agent_trust::Verdict::Trusted
+            && contents.schedules().any(|s| s.next_fire_utc <= now);
         let mut due = if durable_due {
-            self.store
-                .update(|contents: &mut Contents| Ok(advance_all(contents.schedules_mut(), now)))?
+            self.store.update(|contents: &mut Contents| {
+                // Checked again under the lock: the file may have changed since the look.
+                if trust_gate::verdict(contents, &*self.trust) != agent_trust::Verdict::Trusted {
+                    return Ok(Vec::new());
+                }
+                Ok(advance_all(contents.schedules_mut(), now))
+            })?
         } else {
             Vec::new()
         };

@@ -9,9 +9,12 @@
 //! - [`block`]: the `<relevant_memories>` block, a fragment whose records cannot close it or
 //!   open a prompt section.
 //! - [`keywords`]: the deterministic fallback selector (CJK-aware).
+//! - [`consent`]: what is saved reaches every future prompt, so the agent's permission gate
+//!   decides it like a write.
 
 mod archive;
 pub mod block;
+pub mod consent;
 mod fsio;
 mod index;
 pub mod keywords;
@@ -21,6 +24,7 @@ pub mod store;
 
 pub use archive::ARCHIVE_DIR;
 pub use block::render_block;
+pub use consent::MEMORY_WRITE;
 pub use index::INDEX_FILE;
 pub use record::{MemoryRecord, MemoryType, RecordError, last_wins};
 pub use session::{

@@ -7,8 +7,9 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_core::seams::AllowAll;
 use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
-use agent_core::{AgentEvent, Events, FragmentKind, Message, ModelClient};
+use agent_core::{AgentEvent, Events, FragmentKind, Message, ModelClient, PermissionGate};
 use serde::Deserialize;
 
 use crate::block::render_block;
@@ -73,6 +74,8 @@ enum SessionError {
     Store(#[from] MemoryError),
     #[error(transparent)]
     Serialize(serde_json::Error),
+    #[error("not saved: {0}")]
+    NotAllowed(String),
 }
 
 pub struct MemorySession {
@@ -81,6 +84,8 @@ pub struct MemorySession {
     delivery: MemoryDelivery,
     state: Mutex<State>,
     events: Events,
+    /// Decides whether proposed records may be saved (see [`crate::consent`]).
+    gate: Arc<dyn PermissionGate>,
 }
 
 impl std::fmt::Debug for MemorySession {
@@ -106,7 +111,15 @@ impl MemorySession {
             delivery,
             state: Mutex::new(State::default()),
             events: Events::default(),
+            gate: Arc::new(AllowAll),
         }
+    }
+
+    /// Saves extracted and consolidated records only when `gate` allows a `memory_write`
+    /// (the agent's permission pipeline: asked where writes ask). The default allows all.
+    pub fn gate(mut self, gate: Arc<dyn PermissionGate>) -> Self {
+        self.gate = gate;
+        self
     }
 
     /// Where each turn's selection, extraction and failures are told.
@@ -293,6 +306,11 @@ impl MemorySession {
             Ok(records) if records.is_empty() => self.extracted_now(Vec::new()),
             Ok(records) => {
                 let names: Vec<String> = records.iter().map(|r| r.name.clone()).collect();
+                // Every future prompt will show them: saved only as a write is allowed.
+                if let Err(reason) = crate::consent::ask(self.gate.as_ref(), &records).await {
+                    self.extracted_now(Vec::new());
+                    return self.record_error(format!("extracted memories not saved: {reason}"));
+                }
                 match self.store.upsert(records) {
                     Ok(()) => self.extracted_now(names),
                     Err(err) => {
@@ -362,6 +380,12 @@ impl MemorySession {
         }
         for record in &plan.records {
             record.validate()?;
+        }
+        // The merged records are new text for every future prompt, like extracted ones.
+        if !plan.records.is_empty() {
+            crate::consent::ask(self.gate.as_ref(), &plan.records)
+                .await
+                .map_err(SessionError::NotAllowed)?;
         }
         // Replacements are committed before the sources go, in one commit, and only if the
         // set is still the one the model saw.

@@ -125,6 +125,14 @@ pub enum ConfigError {
          unset {API_KEY_VAR} in your environment."
     )]
     DotEnvRedirect { path: String },
+    #[error(
+        "{path} sets {var}, but {API_KEY_VAR} comes from your environment: a `.env` file may \
+         only choose the model for its own key, so a file in the working directory does not \
+         pick what your key is billed for.\n\
+         To fix it: pass --model (or export {var}) if you want that model, or remove {var} \
+         from {path}, or keep the key in {path} and unset {API_KEY_VAR} in your environment."
+    )]
+    DotEnvModel { path: String, var: &'static str },
     #[error("{path}:{line}: {reason}")]
     DotEnv {
         path: String,
@@ -224,9 +232,20 @@ pub fn resolve(
             path: dotenv.map(|p| p.display().to_string()).unwrap_or_default(),
         });
     }
+    let dotenv_path = || dotenv.map(|p| p.display().to_string()).unwrap_or_default();
+    let key_from_elsewhere = matches!(api_key, Some((_, Origin::Elsewhere)));
+    // Nor may it pick the model (or the fallback) billed to the user's key: a repository's
+    // `OPENAI_MODEL=o1-pro-expensive` would otherwise be sent with it.
+    let chosen = |found: Option<(String, Origin)>, var: &'static str| match found {
+        Some((_, Origin::DotEnv)) if key_from_elsewhere => Err(ConfigError::DotEnvModel {
+            path: dotenv_path(),
+            var,
+        }),
+        found => Ok(found.map(|(v, _)| v)),
+    };
     let base_url = base_url.map(|(v, _)| v);
     let api_key = api_key.map(|(v, _)| v);
-    let model = lookup(overrides.model.as_ref(), MODEL_VAR).map(|(v, _)| v);
+    let model = chosen(lookup(overrides.model.as_ref(), MODEL_VAR), MODEL_VAR)?;
     let mut missing = Vec::new();
     if api_key.is_none() {
         missing.push(API_KEY_VAR);
@@ -237,11 +256,14 @@ pub fn resolve(
     let fallback_model = match overrides.fallback {
         FallbackNeed::NotUsed => None,
         FallbackNeed::Required => {
-            let found = lookup(overrides.fallback_model.as_ref(), FALLBACK_MODEL_VAR);
+            let found = chosen(
+                lookup(overrides.fallback_model.as_ref(), FALLBACK_MODEL_VAR),
+                FALLBACK_MODEL_VAR,
+            )?;
             if found.is_none() {
                 missing.push(FALLBACK_MODEL_VAR);
             }
-            found.map(|(v, _)| v)
+            found
         }
     };
     if !missing.is_empty() {
@@ -411,6 +433,48 @@ mod tests {
             ConfigError::DotEnvRedirect {
                 path: dotenv.display().to_string()
             }
+        );
+    }
+
+    #[test]
+    fn a_dotenv_cannot_pick_the_model_billed_to_the_users_key() {
+        let (_dir, dotenv) = dotenv_with("OPENAI_MODEL=o1-pro-expensive\n");
+        let path = dotenv.display().to_string();
+        let env = env_of(&[(API_KEY_VAR, "sk-user")]);
+        assert_eq!(
+            resolve(&ConfigOverrides::default(), &env, Some(&dotenv)).unwrap_err(),
+            ConfigError::DotEnvModel {
+                path: path.clone(),
+                var: MODEL_VAR
+            }
+        );
+        let (_dir2, fallback) = dotenv_with("OPENAI_FALLBACK_MODEL=o1-pro-expensive\n");
+        let env = env_of(&[(API_KEY_VAR, "sk-user"), (MODEL_VAR, "m")]);
+        let needs_fallback = ConfigOverrides {
+            fallback: FallbackNeed::Required,
+            ..ConfigOverrides::default()
+        };
+        assert_eq!(
+            resolve(&needs_fallback, &env, Some(&fallback)).unwrap_err(),
+            ConfigError::DotEnvModel {
+                path: fallback.display().to_string(),
+                var: FALLBACK_MODEL_VAR
+            }
+        );
+        // The user's own choice wins, and then the file's model is never read.
+        let by_flag = ConfigOverrides {
+            model: Some("m".into()),
+            ..ConfigOverrides::default()
+        };
+        let env = env_of(&[(API_KEY_VAR, "sk-user")]);
+        assert_eq!(resolve(&by_flag, &env, Some(&dotenv)).unwrap().model, "m");
+        // A `.env` that brings its own key may choose that key's model.
+        let (_dir3, own) = dotenv_with("OPENAI_API_KEY=sk-file\nOPENAI_MODEL=file-model\n");
+        assert_eq!(
+            resolve(&ConfigOverrides::default(), env_of(&[]), Some(&own))
+                .unwrap()
+                .model,
+            "file-model"
         );
     }
 

@@ -17,6 +17,22 @@ pub struct ApprovalRequest {
     /// The tool's one-line summary of the call (the command, the path, …), escaped.
     pub summary: String,
     pub reason: String,
+    /// Lines to show under the summary, each escaped: a write's content, an edit's diff
+    /// (bounded by the tool, which says what it left out). Empty for most calls.
+    pub detail: Vec<String>,
+    /// Whether a remembered answer may answer this question.
+    pub protection: Protection,
+}
+
+/// Whether an `ask` may be answered by something the user said before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protection {
+    /// An ordinary question: a provider may remember an "always" for it.
+    #[default]
+    Ordinary,
+    /// A write to `.git/`, the harness's state, hooks, skills or `.mcp.json`: it changes
+    /// what runs next time, so it is asked every time, never from a remembered answer.
+    AlwaysAsk,
 }
 
 /// A person's (or a fixed policy's) answer to an `ask`.
@@ -125,6 +141,15 @@ impl AuditSink for NoAudit {
 /// approves is what runs.
 pub fn summarize(call: &PreparedCall) -> String {
     escape_controls(&call.summary.text)
+}
+
+/// The tool's detail for the call (a write's content, an edit's diff) as escaped lines.
+pub fn detail(call: &PreparedCall) -> Vec<String> {
+    call.summary
+        .detail
+        .as_deref()
+        .map(crate::display::detail_lines)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -4,39 +4,77 @@
 //! not be cut (`ls; : xxxx…; touch pwned` hid its tail behind an ellipsis) and the text must
 //! not be able to drive the terminal: a raw `ESC [2K \r` erases the line it is printed on, a
 //! right-to-left override (U+202E) reorders what follows, a zero-width space hides a
-//! difference. Every such character is replaced by a visible escape; everything else,
-//! backslashes included, is shown as is, so an ordinary command reads as typed.
+//! difference. Every such character is replaced by a visible escape (the one sanitizer,
+//! [`crate::sanitize`]); everything else, backslashes included, is shown as is, so an
+//! ordinary command reads as typed.
 
-/// Characters that change how text is laid out or read without being visible: bidi
-/// embeddings, overrides and isolates, zero-width characters, line/paragraph separators,
-/// the soft hyphen, the BOM and the invisible tag characters.
-fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{061c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}'
-            | '\u{e0000}'..='\u{e007f}'
-    )
+pub use crate::sanitize::escape_controls;
+
+use crate::approval::ApprovalRequest;
+
+/// Detail lines kept at most (the tools bound their previews below this already; a provider
+/// fed by other code is bounded here too).
+pub const MAX_DETAIL_LINES: usize = 256;
+
+/// `detail` as escaped lines (a `\r` or an escape sequence inside a line shows as an escape),
+/// at most [`MAX_DETAIL_LINES`], then one line saying how many were left out.
+pub fn detail_lines(detail: &str) -> Vec<String> {
+    let lines: Vec<&str> = detail.lines().collect();
+    let mut out: Vec<String> = lines
+        .iter()
+        .take(MAX_DETAIL_LINES)
+        .map(|line| escape_controls(line))
+        .collect();
+    if lines.len() > MAX_DETAIL_LINES {
+        out.push(format!(
+            "… [{} more lines not shown]",
+            lines.len() - MAX_DETAIL_LINES
+        ));
+    }
+    out
 }
 
-/// The visible form of one character: `None` when it is shown as itself.
-fn escape_char(c: char) -> Option<String> {
-    match c {
-        '\u{1b}' => Some("\\e".into()),
-        '\n' => Some("\\n".into()),
-        '\r' => Some("\\r".into()),
-        '\t' => Some("\\t".into()),
-        '\0'..='\u{1f}' | '\u{7f}' => Some(format!("\\x{:02x}", u32::from(c))),
-        '\u{80}'..='\u{9f}' => Some(format!("\\u{{{:x}}}", u32::from(c))),
-        c if is_invisible_format(c) => Some(format!("\\u{{{:x}}}", u32::from(c))),
-        _ => None,
+/// The approval question. It fits on one line when it can (`Allow bash ls -la? [y/N] `);
+/// otherwise the tool is named on a line of its own and the summary follows, indented by two
+/// spaces and wrapped at `width` so nothing is cut off:
+///
+/// ```text
+/// Allow bash (212 characters):
+///   ls -la; : xxxx…
+///   xxxx; touch pwned
+/// [y/N]
+/// ```
+///
+/// A request with detail (a write's content, an edit's diff) shows it under the summary,
+/// every line indented by four spaces, before `[y/N]`. Every field is escaped here again,
+/// which changes nothing for escaped text and keeps a provider fed by other code from
+/// printing control characters.
+pub fn approval_question(request: &ApprovalRequest, width: usize) -> String {
+    let tool = escape_controls(&request.tool);
+    let summary = escape_controls(&request.summary);
+    let single = format!("Allow {tool} {summary}? [y/N] ");
+    let mut text = if single.chars().count() <= width && request.detail.is_empty() {
+        return single;
+    } else if request.detail.is_empty()
+        || format!("Allow {tool} {summary}:").chars().count() > width
+    {
+        let mut text = format!("Allow {tool} ({} characters):\n", summary.chars().count());
+        for line in wrap_escaped(&summary, width.saturating_sub(2)) {
+            text.push_str("  ");
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    } else {
+        format!("Allow {tool} {summary}:\n")
+    };
+    for line in &request.detail {
+        text.push_str("    ");
+        text.push_str(&escape_controls(line));
+        text.push('\n');
     }
+    text.push_str("[y/N] ");
+    text
 }
 
 /// Escaped text as display units: one shown character, or one whole escape (`\e`, `\x07`,
@@ -72,19 +110,6 @@ fn escape_len(text: &str) -> usize {
     }
 }
 
-/// `text` with every control, bidi and zero-width character replaced by a visible escape
-/// (`\e`, `\n`, `\r`, `\t`, `\x07`, `\u{202e}`, …). Nothing is dropped or shortened.
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match escape_char(c) {
-            Some(escape) => out.push_str(&escape),
-            None => out.push(c),
-        }
-    }
-    out
-}
-
 /// `text`, escaped as [`escape_controls`] does (escaping is idempotent, so already escaped
 /// text such as an approval summary comes out unchanged), in lines of at most `width`
 /// characters (at least one unit per line, so a tiny width cannot loop or drop anything).
@@ -112,29 +137,41 @@ pub fn wrap_escaped(text: &str, width: usize) -> Vec<String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn plain_text_and_backslashes_are_kept_as_typed() {
-        assert_eq!(
-            escape_controls(r#"grep -n "a\|b" src/*.rs  | wc -l"#),
-            r#"grep -n "a\|b" src/*.rs  | wc -l"#
-        );
-        assert_eq!(escape_controls("café ✓"), "café ✓");
+    fn request(tool: &str, summary: &str, detail: &[&str]) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: tool.into(),
+            summary: summary.into(),
+            reason: "changing a file needs approval".into(),
+            detail: detail.iter().map(|l| l.to_string()).collect(),
+            protection: crate::Protection::Ordinary,
+        }
     }
 
     #[test]
-    fn terminal_controls_become_visible_escapes() {
+    fn a_write_is_asked_with_its_content_under_it() {
         assert_eq!(
-            escape_controls("ls\u{1b}[2K\r\u{1b}]0;title\u{7}\n\trm x\u{0}\u{7f}\u{9b}"),
-            r"ls\e[2K\r\e]0;title\x07\n\trm x\x00\x7f\u{9b}"
+            approval_question(
+                &request("write_file", "x.txt", &["new file, 1 line, 2 bytes:", "+x"]),
+                100
+            ),
+            "Allow write_file x.txt:\n    new file, 1 line, 2 bytes:\n    +x\n[y/N] "
+        );
+        assert_eq!(
+            approval_question(&request("bash", "ls", &[]), 100),
+            "Allow bash ls? [y/N] "
         );
     }
 
     #[test]
-    fn bidi_and_zero_width_characters_become_visible_escapes() {
+    fn detail_lines_are_escaped_and_bounded() {
         assert_eq!(
-            escape_controls("a\u{202e}b\u{2066}c\u{200b}d\u{feff}e\u{e0041}f\u{00ad}g"),
-            r"a\u{202e}b\u{2066}c\u{200b}d\u{feff}e\u{e0041}f\u{ad}g"
+            detail_lines("+a\r\u{1b}]52;c;eA==\u{7}\n+\u{202e}b"),
+            vec![r"+a\r\e]52;c;eA==\x07", r"+\u{202e}b"]
         );
+        let many = "x\n".repeat(MAX_DETAIL_LINES + 3);
+        let lines = detail_lines(&many);
+        assert_eq!(lines.len(), MAX_DETAIL_LINES + 1);
+        assert_eq!(lines[MAX_DETAIL_LINES], "… [3 more lines not shown]");
     }
 
     #[test]

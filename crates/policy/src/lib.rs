@@ -10,25 +10,30 @@
 //! summary and the paths), never by guessing argument names.
 //!
 //! - [`pipeline`]: [`PermissionRule`], [`merge`], [`PermissionPipeline`].
-//! - [`approval`]: asking a person and the audit log; [`display`]: showing a call safely.
-//! - [`rules`], [`destructive`], [`secrets`], [`boundary`]: the built-in rules.
+//! - [`approval`]: asking a person and the audit log; [`display`]: showing a call safely;
+//!   [`sanitize`]: the one terminal sanitizer for everything printed that we did not write.
+//! - [`rules`], [`destructive`], [`secrets`], [`boundary`], [`protected`]: the built-in rules.
 
 pub mod approval;
 pub mod boundary;
 pub mod destructive;
 pub mod display;
 pub mod pipeline;
+pub mod protected;
 pub mod rules;
+pub mod sanitize;
 pub mod secrets;
 
 pub use agent_core::{Behavior, Verdict};
 pub use approval::{
     Approval, ApprovalError, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, MemoryAudit,
-    NoAudit, StaticApproval,
+    NoAudit, Protection, StaticApproval,
 };
 pub use boundary::WorkspaceBoundary;
 pub use destructive::{DestructiveCommands, destructive_reason};
-pub use display::{escape_controls, wrap_escaped};
+pub use display::{approval_question, detail_lines, wrap_escaped};
 pub use pipeline::{PermissionPipeline, PermissionRule, RuleError, merge};
+pub use protected::{PromptWrites, ProtectedPaths};
 pub use rules::{EffectRule, RuleFn};
+pub use sanitize::{escape_controls, sanitize};
 pub use secrets::{SECRET_FILE_NAMES, SecretReads};

@@ -5,7 +5,10 @@ use std::sync::Arc;
 use agent_core::{Behavior, GateDecision, PermissionGate, PreparedCall, Verdict};
 use async_trait::async_trait;
 
-use crate::approval::{self, Approval, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink};
+use crate::approval::{
+    self, Approval, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, Protection,
+};
+use crate::protected::{PromptWrites, ProtectedPaths};
 
 /// Why a rule could not decide. The pipeline turns it into a deny: a rule that cannot decide
 /// must not let a call through.
@@ -129,7 +132,12 @@ impl PermissionPipeline {
         verdicts
     }
 
-    async fn decide(&self, call: &PreparedCall, merged: &Verdict) -> Decision {
+    async fn decide(
+        &self,
+        call: &PreparedCall,
+        merged: &Verdict,
+        protection: Protection,
+    ) -> Decision {
         let reason = &merged.reason;
         match merged.behavior {
             Behavior::Allow | Behavior::Passthrough => Decision::Allow {
@@ -148,6 +156,8 @@ impl PermissionPipeline {
                     tool: call.name.clone(),
                     summary: approval::summarize(call),
                     reason: reason.clone(),
+                    detail: approval::detail(call),
+                    protection,
                 };
                 match provider.approve(&request).await {
                     Ok(Approval::Approved) => Decision::Allow {
@@ -170,7 +180,16 @@ impl PermissionGate for PermissionPipeline {
     async fn check(&self, call: &PreparedCall, hints: &[Verdict]) -> GateDecision {
         let verdicts = self.verdicts(call, hints);
         let merged = merge(&verdicts);
-        let decision = self.decide(call, &merged).await;
+        // A protected place asked: no remembered answer may stand in for the user's.
+        let protection = if verdicts.iter().any(|v| {
+            v.behavior == Behavior::Ask
+                && [ProtectedPaths::NAME, PromptWrites::NAME].contains(&v.source.as_str())
+        }) {
+            Protection::AlwaysAsk
+        } else {
+            Protection::Ordinary
+        };
+        let decision = self.decide(call, &merged, protection).await;
         self.audit.record(&AuditEntry {
             call_id: call.call_id.clone(),
             tool: call.name.clone(),

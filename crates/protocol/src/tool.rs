@@ -166,6 +166,9 @@ pub struct CallSummary {
     /// The workspace paths the call reads or writes, as the model gave them. The boundary and
     /// secret-reads rules check these; a tool that touches files must list them.
     pub paths: Vec<String>,
+    /// What a person must see before approving, beyond `text`: a write's new content, an
+    /// edit's unified diff. Raw text, bounded by the tool; whoever shows it escapes it.
+    pub detail: Option<String>,
 }
 
 impl CallSummary {
@@ -174,6 +177,7 @@ impl CallSummary {
         Self {
             text: arguments.to_string(),
             paths: Vec::new(),
+            detail: None,
         }
     }
 
@@ -182,6 +186,7 @@ impl CallSummary {
         Self {
             text: text.into(),
             paths: Vec::new(),
+            detail: None,
         }
     }
 
@@ -191,7 +196,14 @@ impl CallSummary {
         Self {
             text: path.clone(),
             paths: vec![path],
+            detail: None,
         }
+    }
+
+    /// The same summary with `detail` shown under it for approval.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
     }
 }
 

@@ -14,5 +14,5 @@ pub mod policy;
 pub mod truncation;
 
 pub use model::{Fallback, RecoveringModel};
-pub use policy::{Decision, Jitter, RetryPolicy};
+pub use policy::{Decision, Jitter, MAX_TOKENS_CEILING, RetryPolicy};
 pub use truncation::CONTINUE_PROMPT;

@@ -27,7 +27,15 @@ pub struct RetryPolicy {
     pub larger_max_tokens: u32,
     /// How many times a reply still cut off is continued.
     pub continuations: u32,
+    /// No wait before a retry is shorter than this, whatever the server's `Retry-After` says
+    /// (`Retry-After: 0` made six requests in 0.19 s) or the flags set the backoff to.
+    pub min_wait: Duration,
 }
+
+/// The most `max_tokens` a retry after a cut-off reply asks for, whatever the server reported
+/// it produced (a `usage.completion_tokens` of 3e9 made the next request ask for
+/// 4294967295); a larger `--max-tokens` the user set is kept as it is.
+pub const MAX_TOKENS_CEILING: u32 = 65_536;
 
 impl Default for RetryPolicy {
     fn default() -> Self {
@@ -41,6 +49,7 @@ impl Default for RetryPolicy {
             fallback_after: 3,
             larger_max_tokens: 8192,
             continuations: 3,
+            min_wait: Duration::from_millis(100),
         }
     }
 }
@@ -70,7 +79,7 @@ impl RetryPolicy {
     }
 
     /// After `attempt` failed attempts: wait (the server's `Retry-After` when it sent one,
-    /// else the backoff) or give up. `now_wall` reads an HTTP-date `Retry-After`; `remaining`
+    /// else the backoff; never less than [`Self::min_wait`]) or give up. `now_wall` reads an HTTP-date `Retry-After`; `remaining`
     /// is what is left of the deadline. A wait that would end past the deadline gives up now:
     /// waiting could only end in one more refused attempt.
     pub fn delay(
@@ -89,7 +98,8 @@ impl RetryPolicy {
         let wait = match retry_after {
             Some(after) => after.wait_from(now_wall),
             None => self.backoff(attempt, jitter_permille),
-        };
+        }
+        .max(self.min_wait);
         if wait > remaining {
             return Decision::GiveUp(RetryLimit::Deadline {
                 after: self.deadline,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agent_core::{Message, ModelError, ModelReply, ModelRequest, RecoveryAction, Usage};
 
 use crate::model::RecoveringModel;
+use crate::policy::MAX_TOKENS_CEILING;
 
 /// The user message that asks for the rest of a cut-off reply.
 pub const CONTINUE_PROMPT: &str = "Your reply was cut off at the length limit. Continue exactly where you stopped: no repetition, no preamble.";
@@ -32,15 +33,22 @@ impl RecoveringModel {
     /// The limit of the retry: twice the limit the cut-off reply had (the request's own or the
     /// configured `--max-tokens`). With no limit set, the server's default cut it, which the
     /// client does not know: twice what the reply produced, and at least the policy's.
+    ///
+    /// Never above [`MAX_TOKENS_CEILING`] (or the user's own larger `--max-tokens`): the usage
+    /// is the server's word, and a server can say anything.
     fn larger_limit(&self, request: &ModelRequest, reply: &ModelReply) -> u32 {
-        match request.max_tokens.or(self.configured_max_tokens) {
+        let ceiling = self
+            .configured_max_tokens
+            .map_or(MAX_TOKENS_CEILING, |own| own.max(MAX_TOKENS_CEILING));
+        let wanted = match request.max_tokens.or(self.configured_max_tokens) {
             Some(had) => had.saturating_mul(2),
             None => reply
                 .usage
                 .map_or(0, |u| u.completion_tokens)
                 .saturating_mul(2)
                 .max(self.policy.larger_max_tokens),
-        }
+        };
+        wanted.min(ceiling)
     }
 
     pub(crate) async fn repair_cut_off(

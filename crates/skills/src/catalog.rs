@@ -1,8 +1,9 @@
 //! Scanning `skills/*/SKILL.md` into a bounded, sorted catalog.
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 
 use agent_core::names::NameRule;
+use agent_trust::{Fingerprint, TrustKind, Verdict, WorkspaceTrust};
 use agent_workspace::{FileKind, Inside, Workspace};
 use serde::Deserialize;
 
@@ -22,6 +23,9 @@ pub struct SkillEntry {
     pub description: String,
     /// The SKILL.md file, as the boundary resolved it.
     pub path: Inside,
+    /// Lower-case hex SHA-256 of the file as scanned: what the user trusted, and what
+    /// `load_skill` checks the body against.
+    pub sha256: String,
 }
 
 impl SkillEntry {
@@ -90,8 +94,12 @@ impl SkillCatalog {
             Err(err) if err.is_not_found() => return Err("no SKILL.md in the folder".into()),
             Err(err) => return Err(err.to_string()),
         };
-        let reader = BufReader::new(file.take(MAX_SKILL_BYTES));
-        let header: Header = agent_frontmatter::read_header(reader).map_err(|e| e.to_string())?;
+        let mut bytes = Vec::new();
+        file.take(MAX_SKILL_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        let header: Header =
+            agent_frontmatter::read_header(bytes.as_slice()).map_err(|e| e.to_string())?;
         if !NameRule::Skill.accepts(&header.name) {
             return Err(format!(
                 "name `{}` must be a lowercase slug (a-z, 0-9, -) of at most {MAX_NAME_LEN} characters",
@@ -112,7 +120,44 @@ impl SkillCatalog {
             name: header.name,
             description: description.to_string(),
             path: inside,
+            sha256: agent_trust::sha256_hex(&bytes),
         }))
+    }
+
+    /// What the catalog would put in front of the model — every skill's name and file — as
+    /// one fingerprint for the trust store; `None` when there is no skill.
+    pub fn fingerprint(&self) -> Option<String> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let print = self
+            .entries
+            .iter()
+            .fold(Fingerprint::new(), |print, entry| {
+                print
+                    .part(entry.name.as_bytes())
+                    .part(entry.sha256.as_bytes())
+            });
+        Some(print.finish())
+    }
+
+    /// This catalog if `trust` trusts it, else an empty one: a cloned repository's skills
+    /// would otherwise shape every prompt (and their bodies every `load_skill`) unasked. The
+    /// refusal is reported through `trust`, once, with how to trust them.
+    pub fn trusted(self, trust: &dyn WorkspaceTrust) -> Self {
+        let Some(print) = self.fingerprint() else {
+            return self;
+        };
+        match trust.verdict(TrustKind::Skills, &print) {
+            Verdict::Trusted => self,
+            verdict => {
+                trust.refused(TrustKind::Skills, verdict, self.entries.len());
+                Self {
+                    entries: Vec::new(),
+                    warnings: self.warnings,
+                }
+            }
+        }
     }
 
     pub fn entries(&self) -> &[SkillEntry] {

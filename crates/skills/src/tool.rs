@@ -73,6 +73,13 @@ impl ToolHandler for LoadSkill {
             .map_err(|err| {
                 ToolFailure::execution(format!("cannot read skill `{}`: {err}", args.name))
             })?;
+        // The body must be the one scanned (and trusted) when the agent was built.
+        if agent_trust::sha256_hex(text.as_bytes()) != entry.sha256 {
+            return Err(ToolFailure::execution(format!(
+                "skill `{}` changed since the agent started; it is loaded only as it was trusted (restart, and run `agent-tutorial trust` if asked)",
+                args.name
+            )));
+        }
         let (_, body) = agent_frontmatter::split(&text)
             .map_err(|err| ToolFailure::execution(format!("skill `{}`: {err}", args.name)))?;
         Ok(body.trim_start_matches('\n').to_string())

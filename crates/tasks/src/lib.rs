@@ -20,4 +20,4 @@ pub use model::{BadId, Status, Task, TaskId, UnknownStatus, parse_id};
 pub use store::{
     Field, FileError, NewTask, Snapshot, TASKS_DIR, TaskChange, TaskError, TaskStore, Updated,
 };
-pub use tools::{register, specs};
+pub use tools::{TASK_CREATE, TASK_UPDATE, register, specs};

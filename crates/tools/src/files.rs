@@ -167,6 +167,27 @@ impl WriteFile {
     pub const NAME: &'static str = "write_file";
 }
 
+/// The path, and the content it will hold for approval (see [`crate::preview`]).
+fn describe_write(workspace: &Workspace, arguments: &Value) -> CallSummary {
+    let path = string_argument(arguments, "path");
+    describe_path(arguments).with_detail(crate::preview::write_preview(
+        workspace,
+        path,
+        string_argument(arguments, "content"),
+    ))
+}
+
+/// The path, and the diff the edit makes for approval (see [`crate::preview`]).
+fn describe_edit(workspace: &Workspace, arguments: &Value) -> CallSummary {
+    describe_path(arguments).with_detail(crate::preview::edit_preview(
+        workspace,
+        string_argument(arguments, "path"),
+        string_argument(arguments, "old_text"),
+        string_argument(arguments, "new_text"),
+        EDIT_LIMIT_BYTES,
+    ))
+}
+
 #[async_trait]
 impl ToolHandler for WriteFile {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
@@ -181,7 +202,7 @@ impl ToolHandler for WriteFile {
     }
 
     fn describe(&self, arguments: &Value) -> CallSummary {
-        describe_path(arguments)
+        describe_write(&self.0, arguments)
     }
 }
 
@@ -202,7 +223,7 @@ impl ToolHandler for EditFile {
     }
 
     fn describe(&self, arguments: &Value) -> CallSummary {
-        describe_path(arguments)
+        describe_edit(&self.0, arguments)
     }
 }
 

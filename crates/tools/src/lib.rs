@@ -12,6 +12,7 @@ pub mod bash;
 pub mod files;
 pub mod glob;
 pub mod output;
+pub mod preview;
 pub mod subagent;
 pub mod todo;
 

@@ -47,7 +47,7 @@ fn a_429_then_a_reply_prints_the_retry_line_and_answers() {
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
         "[memory] selected: (none)\n\
-         retrying in 0.0 s (429, attempt 2 of 6)\n\
+         retrying in 0.1 s (429, attempt 2 of 6)\n\
          [memory] extracted: (none)\n"
     );
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
@@ -154,8 +154,8 @@ async fn three_overloads_send_the_next_request_to_the_fallback_model() {
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
         "[memory] selected: (none)\n\
-         retrying in 0.0 s (529, attempt 2 of 6)\n\
-         retrying in 0.0 s (529, attempt 3 of 6)\n\
+         retrying in 0.1 s (529, attempt 2 of 6)\n\
+         retrying in 0.1 s (529, attempt 3 of 6)\n\
          switching to the fallback model small-model after 3 overloaded answers\n\
          [memory] extracted: (none)\n"
     );

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use agent_policy::sanitize;
 use clap::{Args, Subcommand};
 
 use super::{CliError, CliResult, open_workspace};
@@ -27,7 +28,8 @@ pub fn cron(args: &CronArgs) -> CliResult {
     match args.command {
         CronCommand::List => {
             let table = agent_cron::durable_table(&workspace).map_err(CliError::runtime)?;
-            println!("{table}");
+            // A schedule's prompt is a model's or a repository's text: shown, never run.
+            println!("{}", sanitize(&table.to_string()));
         }
     }
     Ok(())

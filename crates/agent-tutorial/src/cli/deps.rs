@@ -8,14 +8,15 @@ use std::time::Duration;
 use agent_hooks::{HookEventKind, HookRegistry, ShellHook};
 use agent_policy::{
     Approval, ApprovalError, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink,
-    StaticApproval, escape_controls, wrap_escaped,
+    StaticApproval,
 };
 use agent_tools::Workspace;
 use async_trait::async_trait;
 use serde::Deserialize;
 
-use super::trust::{HOOKS_FILE, HookTrust, HooksFile, TrustStore, Verdict, untrusted_notice};
+use super::trust::{HOOKS_FILE, HookTrust, HooksFile, StoreTrust, hooks_verdict};
 use super::{CliError, CliResult};
+use agent_trust::Verdict;
 
 /// Where the CLI keeps its per-workspace files.
 pub const STATE_DIR: &str = ".agent_tutorial";
@@ -58,35 +59,10 @@ fn terminal_width() -> usize {
         .unwrap_or(FALLBACK_WIDTH)
 }
 
-/// The approval question. It fits on one line when it can (`Allow bash ls -la? [y/N] `);
-/// otherwise the tool is named on a line of its own and the summary follows, indented by two
-/// spaces and wrapped at `width` so nothing is cut off:
-///
-/// ```text
-/// Allow bash (212 characters):
-///   ls -la; : xxxx…
-///   xxxx; touch pwned
-/// [y/N]
-/// ```
-///
-/// `summary` is expected already escaped (the permission pipeline does it); it is escaped
-/// again here anyway, which changes nothing for escaped text and keeps a provider fed by
-/// other code from printing control characters.
+/// The approval question (see [`agent_policy::approval_question`]: the summary whole,
+/// wrapped, and a write's content or an edit's diff under it, all escaped).
 pub fn question(request: &ApprovalRequest, width: usize) -> String {
-    let tool = escape_controls(&request.tool);
-    let summary = escape_controls(&request.summary);
-    let single = format!("Allow {tool} {summary}? [y/N] ");
-    if single.chars().count() <= width {
-        return single;
-    }
-    let mut text = format!("Allow {tool} ({} characters):\n", summary.chars().count());
-    for line in wrap_escaped(&summary, width.saturating_sub(2)) {
-        text.push_str("  ");
-        text.push_str(&line);
-        text.push('\n');
-    }
-    text.push_str("[y/N] ");
-    text
+    agent_policy::approval_question(request, width)
 }
 
 #[cfg(test)]
@@ -98,6 +74,8 @@ mod question_tests {
             tool: tool.into(),
             summary: summary.into(),
             reason: "running a command needs approval".into(),
+            detail: Vec::new(),
+            protection: agent_policy::Protection::Ordinary,
         }
     }
 
@@ -290,18 +268,9 @@ pub fn load_shell_hooks(
     };
     let specs = parse_hooks(&file.bytes).map_err(CliError::usage)?;
     if trust == HookTrust::Required {
-        let verdict = match TrustStore::from_env(|k| std::env::var_os(k)) {
-            Ok(store) => store
-                .check(workspace.root(), &file.sha256())
-                .map_err(CliError::usage)?,
-            // Nowhere to have recorded trust: nothing is trusted.
-            Err(_) => Verdict::Untrusted,
-        };
-        if verdict != Verdict::Trusted {
-            eprintln!(
-                "{}",
-                untrusted_notice(verdict, specs.len(), workspace.root())
-            );
+        // No config directory or an unreadable store: nothing is trusted (fail closed).
+        let gate = StoreTrust::from_env(workspace.root());
+        if hooks_verdict(&gate, &file, specs.len()).map_err(CliError::usage)? != Verdict::Trusted {
             return Ok(0);
         }
     }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use agent_memory::{MEMORY_DIR, MemoryError, MemoryRecord, MemoryStore, MemoryType};
+use agent_policy::{escape_controls, sanitize};
 use clap::{Args, Subcommand};
 
 use super::{CliError, CliResult, open_workspace};
@@ -74,17 +75,21 @@ pub fn memory(args: &MemoryArgs) -> CliResult {
                 println!("(no memories)");
             }
             for r in records {
-                println!("{}  ({})  {}", r.name, r.kind.as_str(), r.description);
+                // Records are a model's or a repository's text: shown, never run.
+                println!(
+                    "{}  ({})  {}",
+                    escape_controls(&r.name),
+                    r.kind.as_str(),
+                    escape_controls(&r.description)
+                );
             }
         }
         MemoryCommand::Show { name } => {
             let record = find(&store, name)?;
-            print!(
-                "{}",
-                record
-                    .to_file_text()
-                    .map_err(|e| CliError::runtime(anyhow::anyhow!(e)))?
-            );
+            let text = record
+                .to_file_text()
+                .map_err(|e| CliError::runtime(anyhow::anyhow!(e)))?;
+            print!("{}", sanitize(&text));
         }
         MemoryCommand::Forget { name } => {
             // The store matches the name `list` shows (the index's) and reports only once the
@@ -94,10 +99,17 @@ pub fn memory(args: &MemoryArgs) -> CliResult {
                 other => CliError::runtime(other),
             })?;
             if archived.is_empty() {
-                eprintln!("forgot {name} (its file was already missing)");
+                eprintln!(
+                    "forgot {} (its file was already missing)",
+                    escape_controls(name)
+                );
             }
             for file in archived {
-                eprintln!("forgot {name} (archived as {MEMORY_DIR}/{file})");
+                eprintln!(
+                    "forgot {} (archived as {MEMORY_DIR}/{})",
+                    escape_controls(name),
+                    escape_controls(&file)
+                );
             }
         }
         MemoryCommand::Add {

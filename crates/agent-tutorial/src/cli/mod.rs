@@ -95,8 +95,9 @@ enum Command {
     Tasks(tasks::TasksArgs),
     /// Show the workspace's durable scheduled prompts (chapter 14 on).
     Cron(cron::CronArgs),
-    /// Review the workspace's shell hooks (.agent_tutorial/hooks.json) and trust that exact
-    /// file, so chapter 4 on runs them; a changed file needs trusting again.
+    /// Review what the workspace ships that runs code or shapes the prompt (hooks, durable
+    /// schedules, skills) and, if you say yes, trust that exact content; a change by anyone
+    /// but this harness needs trusting again.
     Trust(trust::TrustArgs),
 }
 
@@ -160,10 +161,11 @@ pub struct RunArgs {
     /// OPENAI_FALLBACK_MODEL).
     #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
-    /// Run the workspace's shell hooks (chapter 4 on) without the trust recorded by
-    /// `agent-tutorial trust` (for CI, or a repository you wrote). Off by default.
-    #[arg(long)]
-    pub trust_hooks: bool,
+    /// Use the workspace's shell hooks (chapter 4 on), skills (7 on) and durable schedules
+    /// (14 on) without the trust recorded by `agent-tutorial trust` (for CI, or a repository
+    /// you wrote). Off by default. `--trust-hooks` is the old name.
+    #[arg(long, alias = "trust-hooks")]
+    pub trust_workspace: bool,
     /// After the run, print on stderr one row per model request: its size, the stable prefix
     /// it shares with the request before (what a provider's prompt cache can reuse), and the
     /// prompt and cached tokens the server reported (`-` when it did not). `=json`: as JSON.
@@ -287,6 +289,7 @@ fn silenced(target: &str) -> bool {
 }
 
 fn init_tracing(verbose: u8) {
+    use tracing_subscriber::field::MakeExt as _;
     use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
     use tracing_subscriber::util::SubscriberInitExt as _;
     let default = match verbose {
@@ -299,7 +302,20 @@ fn init_tracing(verbose: u8) {
     // A separate filter rather than `target=off` directives: a more specific RUST_LOG
     // directive (`hyper::proto=trace`) would win over those.
     let not_silenced = tracing_subscriber::filter::filter_fn(|meta| !silenced(meta.target()));
+    // Every field passes the terminal sanitizer: a log line quotes stored text (a skipped
+    // record, a server's message) that an attacker wrote, and a raw escape sequence or bidi
+    // control in it must reach the terminal as text, like everything else we print.
+    let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+        let text = agent_policy::escape_controls(&format!("{value:?}"));
+        if field.name() == "message" {
+            write!(writer, "{text}")
+        } else {
+            write!(writer, "{field}={text}")
+        }
+    })
+    .delimited(" ");
     let output = tracing_subscriber::fmt::layer()
+        .fmt_fields(fields)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .without_time()

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use agent_core::{ModelClient, ModelError, ModelReply, ModelRequest};
 
 use crate::Profile;
+use agent_policy::sanitize;
 use async_trait::async_trait;
 use clap::Args;
 
@@ -95,7 +96,7 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
                 profile.chapter
             );
         } else {
-            print!("{diff}");
+            print!("{}", sanitize(&diff));
         }
     } else if args.json {
         let model = args
@@ -110,14 +111,54 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
             body.prompt_cache_key = Some("<session id>".to_string());
         }
         let text = serde_json::to_string_pretty(&body).map_err(CliError::runtime)?;
-        println!("{text}");
+        println!("{}", json_for_terminal(&text));
     } else {
         println!(
             "# chapter {} ({}): the first request, as the model receives it",
             profile.chapter,
             profile.id()
         );
-        print!("{}", render::full(&request));
+        // The prompt holds a repository's skills, stored tasks and memory: shown, never run.
+        print!("{}", sanitize(&render::full(&request)));
     }
     Ok(())
+}
+
+/// Pretty JSON for the terminal: every character the sanitizer would escape becomes a JSON
+/// `\uXXXX` escape instead (`serde_json` leaves C1 controls, bidi and invisible characters
+/// raw), so the output still parses and means the same. The layout's own line feeds stay.
+fn json_for_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c != '\n' && agent_policy::sanitize::needs_escape(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_for_terminal;
+
+    #[test]
+    fn json_output_escapes_what_the_terminal_would_act_on_and_still_parses() {
+        let body =
+            serde_json::json!({"content": "a\u{202e}b\u{9b}2J\u{e0101}\u{1b}]52;c;eA==\u{7}"});
+        let text = serde_json::to_string_pretty(&body).unwrap();
+        let shown = json_for_terminal(&text);
+        assert_eq!(
+            shown,
+            "{\n  \"content\": \"a\\u202eb\\u009b2J\\udb40\\udd01\\u001b]52;c;eA==\\u0007\"\n}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+            body
+        );
+    }
 }

@@ -180,8 +180,12 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     deps.final_answer = args.final_answer;
     deps.approval = Some(args.approve.provider());
     deps.audit = Arc::new(JsonlAudit::new(&workspace));
+    // Skills and durable schedules only as the user trusted them (see `trust.rs`).
+    if !args.trust_workspace {
+        deps.trust = Arc::new(super::trust::StoreTrust::from_env(workspace.root()));
+    }
     if profile.has(Capability::Hooks) {
-        let trust = if args.trust_hooks {
+        let trust = if args.trust_workspace {
             HookTrust::Bypassed
         } else {
             HookTrust::Required

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use agent_policy::sanitize;
 use agent_tasks::{Status, TaskError, TaskStore, render};
 use clap::{Args, Subcommand};
 
@@ -57,7 +58,11 @@ pub fn tasks(args: &TasksArgs) -> CliResult {
     match &args.command {
         TasksCommand::List { status } => {
             let tasks = store.load().map_err(CliError::runtime)?;
-            println!("{}", render::list(&tasks, status.map(Status::from)));
+            // Subjects and descriptions were written by a model or a repository: shown, never run.
+            println!(
+                "{}",
+                sanitize(&render::list(&tasks, status.map(Status::from)))
+            );
         }
         TasksCommand::Show { id } => {
             let task = store.get(*id).map_err(|err| match err {
@@ -65,7 +70,7 @@ pub fn tasks(args: &TasksArgs) -> CliResult {
                 other => CliError::runtime(other),
             })?;
             let tasks = store.load().map_err(CliError::runtime)?;
-            println!("{}", render::detail(&tasks, &task));
+            println!("{}", sanitize(&render::detail(&tasks, &task)));
         }
     }
     Ok(())

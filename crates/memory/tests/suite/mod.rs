@@ -23,3 +23,4 @@ pub fn setup() -> (tempfile::TempDir, MemoryStore) {
     let store = MemoryStore::open(&Workspace::new(dir.path()).unwrap());
     (dir, store)
 }
+mod consent;

@@ -59,9 +59,24 @@ fn retry_after_in_seconds_or_as_a_date_replaces_the_backoff() {
         [
             Decision::Wait(Duration::from_secs(7)),
             Decision::Wait(Duration::from_secs(12)),
-            Decision::Wait(Duration::ZERO),
+            // A date in the past is no reason to hammer the server: the floor.
+            Decision::Wait(policy.min_wait),
         ]
     );
+}
+
+#[test]
+fn no_wait_is_shorter_than_the_floor() {
+    let policy = RetryPolicy {
+        base: Duration::ZERO,
+        ..RetryPolicy::default()
+    };
+    let zero = Some(RetryAfter::Seconds(Duration::ZERO));
+    let waits = [
+        policy.delay(1, zero, t0(), LOTS, 0),
+        policy.delay(2, None, t0(), LOTS, 0),
+    ];
+    assert_eq!(waits, [Decision::Wait(Duration::from_millis(100)); 2]);
 }
 
 #[test]

@@ -6,6 +6,7 @@ use agent_recovery::{CONTINUE_PROMPT, RetryPolicy};
 use serde_json::json;
 
 use super::{Rig, bodies, completion, hi, openai, server, text};
+use wiremock::ResponseTemplate;
 
 /// The `max_tokens` each request the server received asked for (`None`: not sent).
 async fn limits(server: &wiremock::MockServer) -> Vec<Option<serde_json::Value>> {
@@ -162,4 +163,30 @@ async fn the_follow_up_requests_share_the_first_requests_deadline() {
         "{error:?}"
     );
     assert_eq!(bodies(&server).await.len(), 3);
+}
+
+#[tokio::test]
+async fn a_servers_usage_never_raises_the_limit_past_the_ceiling() {
+    // The server says it produced 3e9 tokens: twice that must not be asked for.
+    let cut = ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hel"}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 3_000_000_000_u64, "total_tokens": 3_000_000_001_u64}
+    }));
+    let server = server(vec![cut, text("Hello world", "stop")]).await;
+    let rig = Rig::new(openai(&server, "m"), RetryPolicy::default());
+    rig.model.complete(&hi()).await.unwrap();
+    assert_eq!(
+        limits(&server).await,
+        [None, Some(json!(agent_recovery::MAX_TOKENS_CEILING))]
+    );
+    // A larger limit the user set is theirs to keep.
+    let server = super::server(vec![text("Hel", "length"), text("Hello world", "stop")]).await;
+    let mut rig = Rig::new(openai(&server, "m"), RetryPolicy::default());
+    rig.model = rig.model.configured_max_tokens(Some(100_000));
+    rig.model.complete(&hi()).await.unwrap();
+    assert_eq!(limits(&server).await, [None, Some(json!(100_000))]);
 }

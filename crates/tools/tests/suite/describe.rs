@@ -69,8 +69,18 @@ fn every_built_in_tool_describes_its_own_call() {
         vec![
             ("bash".to_string(), text("ls -la")),
             ("read_file".to_string(), path("notes.txt")),
-            ("write_file".to_string(), path("out.txt")),
-            ("edit_file".to_string(), path("src/a.rs")),
+            (
+                "write_file".to_string(),
+                path("out.txt")
+                    .with_detail("new file, 1 line, 1 byte:\n+x\n\\ No newline at end of file")
+            ),
+            (
+                "edit_file".to_string(),
+                path("src/a.rs").with_detail(
+                    "(the file does not hold old_text exactly once, so the edit will fail; old_text → new_text:)\n\
+                     --- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file"
+                )
+            ),
             ("glob".to_string(), text("src/**/*.rs")),
             (
                 "todo_write".to_string(),

@@ -1,0 +1,48 @@
+//! The one helper for files the CLI keeps outside any workspace (this store, the prompt
+//! history): no final symlink followed, no FIFO blocked on, bounded.
+
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use crate::store::StoreError;
+
+/// Reads at most `limit` bytes of a regular file without following a final symlink and
+/// without blocking on a FIFO. A missing file is `None`. For the files the CLI keeps outside
+/// any workspace (this store, the prompt history).
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, StoreError> {
+    let read_error = |source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let file = match file {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(StoreError::Symlink {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(err) => return Err(read_error(err)),
+    };
+    if !file.metadata().map_err(read_error)?.is_file() {
+        return Err(StoreError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > limit {
+        return Err(StoreError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        });
+    }
+    Ok(Some(bytes))
+}
