@@ -1,4 +1,5 @@
 mod attacks;
+mod background;
 mod manager;
 mod tools;
 
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use agent_core::{ToolCall, ToolRegistry};
 use agent_jobs::{Clock, JobConfig, JobManager};
 use agent_workspace::Workspace;
 use tempfile::TempDir;
@@ -82,4 +84,22 @@ pub fn pid_in(dir: &Path, file: &str) -> i32 {
         .trim()
         .parse()
         .unwrap()
+}
+
+/// Runs one call the way the loop does and returns the text the model would see.
+pub async fn call_tool(
+    registry: &ToolRegistry,
+    name: &str,
+    arguments: serde_json::Value,
+) -> String {
+    let call = ToolCall {
+        id: "t1".into(),
+        name: name.into(),
+        arguments: arguments.to_string(),
+    };
+    let result = match registry.prepare(&call) {
+        Ok(prepared) => registry.execute(&prepared).await,
+        Err(failure) => Err(failure),
+    };
+    result.unwrap_or_else(|failure| failure.to_string())
 }

@@ -5,23 +5,14 @@ use agent_jobs::JobManager;
 use agent_jobs::tools::add_job_tools;
 use serde_json::json;
 
-use super::manager;
+use super::{call_tool, manager};
 
-/// Runs one call the way the loop does and returns the text the model would see.
+/// Runs one call of the job tools and returns the text the model would see.
 async fn call(jobs: &Arc<JobManager>, name: &str, arguments: serde_json::Value) -> String {
     let registry = add_job_tools(ToolRegistry::builder(), jobs)
         .build()
         .unwrap();
-    let call = ToolCall {
-        id: "t1".into(),
-        name: name.into(),
-        arguments: arguments.to_string(),
-    };
-    let result = match registry.prepare(&call) {
-        Ok(prepared) => registry.execute(&prepared).await,
-        Err(failure) => Err(failure),
-    };
-    result.unwrap_or_else(|failure| failure.to_string())
+    call_tool(&registry, name, arguments).await
 }
 
 #[tokio::test]
