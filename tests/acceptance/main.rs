@@ -21,5 +21,6 @@ mod ch14;
 mod cli;
 mod docs;
 mod requests;
+mod sandbox;
 mod security_key;
 mod support;

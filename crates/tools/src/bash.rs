@@ -145,9 +145,11 @@ pub async fn run(
     command: &str,
     config: BashConfig,
 ) -> Result<String, ToolFailure> {
-    let finished = Command::shell(workspace, command)
+    let child = Command::shell(workspace, command)
         .spawn(Stdin::Null)
-        .map_err(|err| ToolFailure::execution(format!("cannot start bash: {err}")))?
+        .map_err(|err| ToolFailure::execution(format!("cannot start bash: {err}")))?;
+    let hint = child.plan().refusal_hint();
+    let finished = child
         .run(None, config.timeout, config.max_output_bytes)
         .await
         .map_err(|err| ToolFailure::execution(format!("bash failed: {err}")))?;
@@ -171,10 +173,29 @@ pub async fn run(
         Some(code) => text.push_str(&format!("\n[exit code: {code}]")),
         None => text.push_str("\n[killed by a signal]"),
     }
+    // The model cannot tell a sandbox refusal from any other failure; this line tells it, and
+    // how the user can give more access.
+    if let Some(hint) = hint.filter(|_| !status.success() && looks_refused(&text)) {
+        text.push('\n');
+        text.push_str(&hint);
+    }
     if text.is_empty() {
         text.push_str("(no output)");
     }
     Ok(text)
+}
+
+/// The errors a sandbox refusal shows as: Landlock's `EACCES`, the read-only `.git` mount's
+/// `EROFS`, `EPERM`, and a network namespace's unreachable network.
+fn looks_refused(output: &str) -> bool {
+    [
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+        "Network is unreachable",
+    ]
+    .iter()
+    .any(|marker| output.contains(marker))
 }
 
 #[cfg(test)]

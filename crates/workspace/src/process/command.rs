@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::tree::Killer;
+use agent_sandbox::{Level, Plan, Sandbox};
+
+use super::tree::{Killer, Reach};
 use super::{CALL_MARKER, inherits};
 use crate::boundary::Workspace;
 
@@ -22,6 +24,8 @@ pub struct Command {
     args: Vec<OsString>,
     cwd: PathBuf,
     envs: Vec<(OsString, OsString)>,
+    /// `None`: the process's default ([`agent_sandbox::default_sandbox`]).
+    sandbox: Option<Sandbox>,
 }
 
 /// What the command reads on stdin.
@@ -48,6 +52,7 @@ impl Command {
                 .collect(),
             cwd: workspace.root().to_path_buf(),
             envs: Vec::new(),
+            sandbox: None,
         }
     }
 
@@ -66,22 +71,35 @@ impl Command {
         self
     }
 
+    /// Runs the command in `sandbox` instead of the process's default.
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
     /// The program and its arguments, as they will run.
     pub fn argv_parts(&self) -> (&OsStr, &[OsString]) {
         (&self.program, &self.args)
     }
 
-    /// Starts the command with `stdin`, stdout and stderr piped. It runs in its own process
-    /// group, without the variables [`inherits`] refuses, marked with a fresh call id; the
-    /// returned [`Child`] ends its whole tree when supervised to the end or dropped.
+    /// Starts the command with `stdin`, stdout and stderr piped, in its sandbox (through the
+    /// helper, see `agent_sandbox`). It runs in its own process group, without the variables
+    /// [`inherits`] refuses, marked with a fresh call id; the returned [`Child`] ends its whole
+    /// tree when supervised to the end or dropped.
     pub fn spawn(self, stdin: Stdin) -> std::io::Result<Child> {
+        let plan = self
+            .sandbox
+            .clone()
+            .unwrap_or_else(agent_sandbox::default_sandbox)
+            .plan();
+        let (program, args) = plan.argv(&self.cwd, &self.program, &self.args);
         let marker = format!(
             "{}-{}",
             std::process::id(),
             CALLS.fetch_add(1, Ordering::Relaxed)
         );
-        let mut cmd = tokio::process::Command::new(&self.program);
-        cmd.args(&self.args)
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args)
             .current_dir(&self.cwd)
             .process_group(0)
             .kill_on_drop(true)
@@ -101,8 +119,18 @@ impl Command {
         let child = cmd.spawn()?;
         // Recorded here, by the spawn itself: a leader nobody recorded would silently skip the
         // group kill.
-        let killer = Killer::new(marker, child.id());
-        Ok(Child { child, killer })
+        // In the namespaces the helper's init takes every process with it; elsewhere the
+        // marker sweep has to find them.
+        let reach = match plan.level {
+            Level::Namespaces => Reach::Namespace,
+            Level::Landlock | Level::Unconfined => Reach::Marker,
+        };
+        let killer = Killer::new(marker, child.id(), reach);
+        Ok(Child {
+            child,
+            killer,
+            plan,
+        })
     }
 }
 
@@ -112,12 +140,18 @@ impl Command {
 pub struct Child {
     pub(super) child: tokio::process::Child,
     pub(super) killer: Killer,
+    pub(super) plan: Plan,
 }
 
 impl Child {
     /// The leader's pid, while it has not been waited for.
     pub fn id(&self) -> Option<u32> {
         self.child.id()
+    }
+
+    /// How it runs: the sandbox level enforced, its mode and network.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
     /// A handle that ends the whole tree from anywhere (another thread, a `Drop`), without

@@ -29,7 +29,9 @@ impl Command {
     /// the background into a capture of `stderr_cap` bytes (a chatty server cannot grow it).
     /// Must be called inside a tokio runtime.
     pub fn spawn_stdio(self, stderr_cap: usize) -> std::io::Result<StdioChild> {
-        let Child { mut child, killer } = self.spawn(Stdin::Piped)?;
+        let Child {
+            mut child, killer, ..
+        } = self.spawn(Stdin::Piped)?;
         let stderr = Arc::new(Captures::new(stderr_cap));
         let reader = tokio::spawn(drain(child.stderr.take(), Stream::Stderr, stderr.clone()));
         Ok(StdioChild {

@@ -1,0 +1,306 @@
+//! The OS sandbox (docs/sandbox.md), through the real binaries on the real kernel: what a
+//! command can reach of the agent, what it may write, the network, what survives the agent, and
+//! the fallbacks with their warning lines.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::{command, workspace, write_script};
+
+const KEY: &str = "sk-test-SANDBOX-0123456789abcdef";
+
+/// How long a process may take to appear or to die before the test fails.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Runs `bash{command}` once in chapter 1 with `args`, `env` and the key in the environment;
+/// returns the tool result the model saw and the agent's stderr.
+fn bash(dir: &Path, args: &[&str], env: &[(&str, &str)], command_line: &str) -> (String, String) {
+    let script = write_script(
+        dir,
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": command_line}}]},
+            {"content": "done"}
+        ]),
+    );
+    let record = dir.join("requests.jsonl");
+    let output = command("ch01", dir)
+        .env("OPENAI_API_KEY", KEY)
+        .envs(env.iter().copied())
+        .args(["--prompt", "run it", "--script"])
+        .arg(&script)
+        .arg("--record")
+        .arg(&record)
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let requests: Vec<agent_core::ModelRequest> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let seen = requests[1].messages.last().unwrap().text().to_string();
+    std::fs::remove_file(&record).unwrap();
+    assert_eq!(count(&output.stdout, KEY) + count(&output.stderr, KEY), 0);
+    (seen, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+fn count(hay: &[u8], needle: &str) -> usize {
+    hay.windows(needle.len())
+        .filter(|w| *w == needle.as_bytes())
+        .count()
+}
+
+/// A workspace with a `.git/` (config and hooks folder) and a folder outside it.
+fn repo() -> (tempfile::TempDir, tempfile::TempDir) {
+    let dir = workspace();
+    std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+    std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
+    (dir, tempfile::tempdir().unwrap())
+}
+
+/// A shell line that tries to write each place and says which were written.
+fn write_each(outside: &Path) -> String {
+    format!(
+        "for p in inside.txt {}/.bashrc .git/config .git/hooks/x; do \
+         if {{ echo x >> \"$p\"; }} 2>/dev/null; then echo \"$p: written\"; else echo \"$p: refused\"; fi; done",
+        outside.display()
+    )
+}
+
+#[test]
+fn the_agent_is_out_of_sight_and_its_key_out_of_reach() {
+    for mode in ["workspace-write", "read-only"] {
+        let (dir, _outside) = repo();
+        let (seen, _) = bash(
+            dir.path(),
+            &["--sandbox", mode],
+            &[],
+            "echo \"parent $PPID\"; tr '\\0' '\\n' < /proc/$PPID/environ; cat /proc/$PPID/mem; \
+             kill -QUIT $PPID; ls /proc | grep -c '^[0-9]*$' >/dev/null; true",
+        );
+        assert_eq!(seen.lines().next(), Some("parent 1"), "{mode}: {seen}");
+        assert_eq!(count(seen.as_bytes(), KEY), 0, "{mode}: {seen}");
+        assert_eq!(count(seen.as_bytes(), "OPENAI_"), 0, "{mode}: {seen}");
+        let core = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("core")
+            })
+            .count();
+        assert_eq!(core, 0, "{mode}");
+    }
+}
+
+#[test]
+fn workspace_write_refuses_writes_outside_and_to_git() {
+    let (dir, outside) = repo();
+    let (seen, _) = bash(dir.path(), &[], &[], &write_each(outside.path()));
+    let out = outside.path().display();
+    assert_eq!(
+        seen,
+        format!(
+            "inside.txt: written\n{out}/.bashrc: refused\n.git/config: refused\n.git/hooks/x: refused\n"
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
+#[test]
+fn read_only_refuses_every_write() {
+    let (dir, outside) = repo();
+    let (seen, _) = bash(
+        dir.path(),
+        &["--sandbox", "read-only"],
+        &[],
+        &format!(
+            "{}; echo tmp > $TMPDIR/t && cat $TMPDIR/t",
+            write_each(outside.path())
+        ),
+    );
+    let out = outside.path().display();
+    assert_eq!(
+        seen,
+        format!(
+            "inside.txt: refused\n{out}/.bashrc: refused\n.git/config: refused\n.git/hooks/x: refused\ntmp\n"
+        )
+    );
+}
+
+#[test]
+fn a_refused_command_is_told_it_was_the_sandbox() {
+    let (dir, _outside) = repo();
+    let (seen, _) = bash(dir.path(), &[], &[], "echo x > .git/config");
+    assert_eq!(
+        seen,
+        "bash: line 1: .git/config: Read-only file system\n\n[exit code: 1]\n[the sandbox \
+         (workspace-write, network off) refuses writes outside the workspace and to .git/ and \
+         the network; if the command needs more, ask the user to rerun with more access \
+         (--sandbox workspace-write or off, --sandbox-network on)]"
+    );
+}
+
+#[test]
+fn the_network_is_off_unless_allowed() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let line = format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo connected");
+    let (dir, _outside) = repo();
+    let (off, _) = bash(
+        dir.path(),
+        &[],
+        &[],
+        &format!("{line} || echo refused"),
+    );
+    let (on, _) = bash(dir.path(), &["--sandbox-network", "on"], &[], &line);
+    assert_eq!([off.as_str(), on.as_str()], ["refused\n", "connected\n"]);
+}
+
+#[test]
+fn the_landlock_fallback_says_what_it_lost() {
+    let (dir, outside) = repo();
+    let (seen, stderr) = bash(
+        dir.path(),
+        &[],
+        &[("AGENT_TUTORIAL_SANDBOX_FALLBACK", "landlock")],
+        &write_each(outside.path()),
+    );
+    let out = outside.path().display();
+    // Landlock alone cannot carve .git/ out of the writable workspace: the line says so.
+    assert_eq!(
+        seen,
+        format!(
+            "inside.txt: written\n{out}/.bashrc: refused\n.git/config: written\n.git/hooks/x: written\n"
+        )
+    );
+    assert_eq!(
+        stderr.lines().find(|l| l.starts_with("sandbox:")),
+        Some(
+            "sandbox: AGENT_TUTORIAL_SANDBOX_FALLBACK=landlock; commands run under Landlock only \
+             — not enforced: a private /proc (the agent's processes stay visible), .git/ \
+             read-only, network off for UDP and local sockets, and the end of a process that \
+             leaves its group and clears its environment"
+        )
+    );
+}
+
+#[test]
+fn the_unconfined_fallback_says_what_it_lost() {
+    let (dir, outside) = repo();
+    let (seen, stderr) = bash(
+        dir.path(),
+        &[],
+        &[("AGENT_TUTORIAL_SANDBOX_FALLBACK", "none")],
+        &write_each(outside.path()),
+    );
+    let out = outside.path().display();
+    assert_eq!(
+        seen,
+        format!(
+            "inside.txt: written\n{out}/.bashrc: written\n.git/config: written\n.git/hooks/x: written\n"
+        )
+    );
+    assert_eq!(
+        stderr.lines().find(|l| l.starts_with("sandbox:")),
+        Some(
+            "sandbox: AGENT_TUTORIAL_SANDBOX_FALLBACK=none; commands run unconfined — not \
+             enforced: file writes outside the workspace, .git/ read-only, network off, a \
+             private /proc, and the end of a process that leaves its group and clears its \
+             environment"
+        )
+    );
+}
+
+/// Pids of live processes whose command line is exactly `sleep <seconds>`.
+fn sleeps(seconds: u32) -> Vec<u32> {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted.as_bytes())
+                && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| !s.contains(") Z "))
+        })
+        .collect()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Chapter 13 starts a background job and a foreground call, each leaving a `setsid env -i`
+/// sleep and a double-forked one behind; `signal` to the agent ends every one of them.
+fn nothing_survives(signal: libc::c_int, base: u32) {
+    let dir = workspace();
+    let leave = |n: u32| {
+        format!(
+            "(setsid env -i sleep {} &); (sh -c 'sleep {} &' &); sleep {}",
+            n,
+            n + 1,
+            n + 2
+        )
+    };
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash",
+                "arguments": {"command": leave(base), "run_in_background": true}}]},
+            {"tool_calls": [{"id": "c2", "name": "bash", "arguments": {"command": leave(base + 10)}}]},
+            {"content": "done"}
+        ]),
+    );
+    let mut agent = std::process::Command::new(assert_cmd::cargo::cargo_bin("ch13"))
+        .env_remove("RUST_LOG")
+        .env("OPENAI_API_KEY", KEY)
+        .current_dir(dir.path())
+        .args(["--approve", "all", "--prompt", "go", "--script"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let all = || {
+        [0, 1, 2, 10, 11, 12]
+            .iter()
+            .flat_map(|n| sleeps(base + n))
+            .count()
+    };
+    wait_until("every sleep to start", || all() == 6);
+    let pid = libc::pid_t::try_from(agent.id()).unwrap();
+    // SAFETY: kill only sends a signal, to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let _ = agent.wait();
+    wait_until("every sleep to end", || all() == 0);
+}
+
+#[test]
+fn nothing_survives_sigkill_to_the_agent() {
+    nothing_survives(libc::SIGKILL, 3100);
+}
+
+#[test]
+fn nothing_survives_sigterm_to_the_agent() {
+    nothing_survives(libc::SIGTERM, 3200);
+}
+
+#[test]
+fn nothing_survives_sighup_to_the_agent() {
+    nothing_survives(libc::SIGHUP, 3300);
+}
