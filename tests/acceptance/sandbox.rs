@@ -157,12 +157,7 @@ fn the_network_is_off_unless_allowed() {
     let port = listener.local_addr().unwrap().port();
     let line = format!("(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo connected");
     let (dir, _outside) = repo();
-    let (off, _) = bash(
-        dir.path(),
-        &[],
-        &[],
-        &format!("{line} || echo refused"),
-    );
+    let (off, _) = bash(dir.path(), &[], &[], &format!("{line} || echo refused"));
     let (on, _) = bash(dir.path(), &["--sandbox-network", "on"], &[], &line);
     assert_eq!([off.as_str(), on.as_str()], ["refused\n", "connected\n"]);
 }
