@@ -8,11 +8,16 @@
 //! with `setsid` or were double-forked away from it. [`Command`] keeps the handle that ends the
 //! tree itself, so no spawner can forget to record the group leader.
 //!
-//! How the tree is ended: the command runs in its own process group and carries a marker in its
-//! environment (`AGENT_TUTORIAL_CALL=<id>`), which every descendant inherits; ending the call
-//! kills the group, then every process whose environment carries the marker, until none is
-//! left. Not covered: a descendant that both clears its environment (`env -i`) and leaves the
-//! process group.
+//! Every command runs in the OS sandbox (`agent_sandbox`, docs/sandbox.md): the spawn starts
+//! the sandbox helper, which runs the command as the child of a PID namespace's init. Ending the
+//! call kills the helper's process group; the init dies with the helper, and the kernel kills
+//! every process of the namespace — nothing is searched for, whatever the machine runs.
+//!
+//! Where the machine has no namespaces (the fallbacks, and `--sandbox off`) the command also
+//! carries a marker in its environment (`AGENT_TUTORIAL_CALL=<id>`), which every descendant
+//! inherits; ending the call kills the group, then every process whose environment carries the
+//! marker, until none is left. Not covered there: a descendant that both clears its environment
+//! (`env -i`) and leaves the process group.
 
 mod command;
 mod stdio;
