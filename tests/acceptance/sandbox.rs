@@ -299,3 +299,136 @@ fn nothing_survives_sigterm_to_the_agent() {
 fn nothing_survives_sighup_to_the_agent() {
     nothing_survives(libc::SIGHUP, 3300);
 }
+
+/// What a command learns of the agent and which writes it gets, as the lines a probe prints.
+fn probe(outside: &Path) -> String {
+    format!(
+        "echo \"parent $PPID\"; tr '\\0' '\\n' < /proc/$PPID/environ 2>&1; \
+         cat /proc/$PPID/mem 2>&1 | head -c 100; echo; kill -QUIT $PPID; {}; echo END",
+        write_each(outside)
+    )
+}
+
+/// The probe's verdicts: its first line, and each `path: written|refused` line.
+fn verdicts(text: &str, outside: &Path) -> Vec<String> {
+    let out = outside.display().to_string();
+    let first = text
+        .lines()
+        .find(|l| l.contains("parent "))
+        .map(|l| l[l.find("parent ").unwrap_or(0)..].to_string())
+        .unwrap_or_default();
+    std::iter::once(first)
+        .chain(
+            text.lines()
+                .filter(|l| l.ends_with(": written") || l.ends_with(": refused"))
+                .map(|l| l.replace(&out, "<outside>")),
+        )
+        .collect()
+}
+
+/// Runs chapter `bin` on `script` in `dir` with the key set; returns the message of the last
+/// request that holds the probe's output (a job's notice may come after it).
+fn last_result(bin: &str, dir: &Path, args: &[&str], script: serde_json::Value) -> String {
+    let script = write_script(dir, script);
+    let record = dir.join("requests.jsonl");
+    let config = tempfile::tempdir().unwrap();
+    let output = command(bin, dir)
+        .env("OPENAI_API_KEY", KEY)
+        .env("XDG_CONFIG_HOME", config.path())
+        .args(["--approve", "all", "--prompt", "probe", "--script"])
+        .arg(&script)
+        .arg("--record")
+        .arg(&record)
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(count(&output.stdout, KEY) + count(&output.stderr, KEY), 0);
+    let last = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    let request: agent_core::ModelRequest = serde_json::from_str(&last).unwrap();
+    assert_eq!(count(last.as_bytes(), KEY), 0);
+    request
+        .messages
+        .iter()
+        .map(|m| m.text().to_string())
+        .find(|text| text.contains("parent "))
+        .unwrap_or_default()
+}
+
+fn expected(mode: &str) -> Vec<String> {
+    let ws = if mode == "read-only" {
+        "refused"
+    } else {
+        "written"
+    };
+    vec![
+        "parent 1".to_string(),
+        format!("inside.txt: {ws}"),
+        "<outside>/.bashrc: refused".to_string(),
+        ".git/config: refused".to_string(),
+        ".git/hooks/x: refused".to_string(),
+    ]
+}
+
+#[test]
+fn a_background_job_is_sandboxed_like_a_call() {
+    for mode in ["workspace-write", "read-only"] {
+        let (dir, outside) = repo();
+        let text = last_result(
+            "ch13",
+            dir.path(),
+            &["--sandbox", mode],
+            json!([
+                {"tool_calls": [{"id": "c1", "name": "bash",
+                    "arguments": {"command": probe(outside.path()), "run_in_background": true}}]},
+                {"tool_calls": [{"id": "c2", "name": "bash", "arguments": {"command":
+                    "until grep -qx END .agent_tutorial/jobs/1.log 2>/dev/null; do sleep 0.05; done; cat .agent_tutorial/jobs/1.log"}}]},
+                {"content": "done"}
+            ]),
+        );
+        assert_eq!(
+            verdicts(&text, outside.path()),
+            expected(mode),
+            "{mode}: {text}"
+        );
+        assert_eq!(count(text.as_bytes(), KEY), 0, "{mode}: {text}");
+        assert_eq!(count(text.as_bytes(), "OPENAI_"), 0, "{mode}: {text}");
+    }
+}
+
+#[test]
+fn a_shell_hook_is_sandboxed_like_a_call() {
+    for mode in ["workspace-write", "read-only"] {
+        let (dir, outside) = repo();
+        std::fs::create_dir(dir.path().join(".agent_tutorial")).unwrap();
+        std::fs::write(
+            dir.path().join(".agent_tutorial/hooks.json"),
+            json!([{"event": "PreToolUse", "matcher": "glob",
+                    "command": format!("{{ {}; }} >&2; exit 1", probe(outside.path()))}])
+            .to_string(),
+        )
+        .unwrap();
+        let text = last_result(
+            "ch04",
+            dir.path(),
+            &["--sandbox", mode, "--trust-hooks"],
+            json!([
+                {"tool_calls": [{"id": "c1", "name": "glob", "arguments": {"pattern": "*"}}]},
+                {"content": "done"}
+            ]),
+        );
+        assert_eq!(
+            verdicts(&text, outside.path()),
+            expected(mode),
+            "{mode}: {text}"
+        );
+        assert_eq!(count(text.as_bytes(), KEY), 0, "{mode}: {text}");
+        assert_eq!(count(text.as_bytes(), "OPENAI_"), 0, "{mode}: {text}");
+    }
+}
