@@ -2,10 +2,16 @@
 //! sets the sandbox up, runs the command inside, and leaves with the command's status.
 //!
 //! ```text
-//! agent ── helper (PDEATHSIG: the agent) ── init, pid 1 (PDEATHSIG: the helper) ── command
-//!          outside the namespaces            inside: reaps orphans; when it dies the kernel
-//!                                            kills every process of the namespace
+//! agent ── helper (watches the agent) ── init, pid 1 (PDEATHSIG: the helper) ── command
+//!          outside the namespaces         inside: reaps orphans; when it dies the kernel
+//!                                         kills every process of the namespace
 //! ```
+//!
+//! The helper watches the agent *process* through a pidfd rather than `PR_SET_PDEATHSIG`:
+//! the parent-death signal fires when the *thread* that forked the helper ends, and a tokio
+//! runtime may start commands from a thread that ends long before the agent does (a blocking
+//! pool thread retires after ten idle seconds). The helper is single-threaded, so its own
+//! children can use `PR_SET_PDEATHSIG`.
 //!
 //! It runs single-threaded before anything else in `main`, so forking it is safe.
 
@@ -49,10 +55,11 @@ pub fn run_helper(args: Vec<OsString>) -> ! {
         Some(request) => request,
         None => die("usage: __agent-sandbox MODE NETWORK LEVEL PARENT WORKSPACE -- PROGRAM [ARG…]"),
     };
+    let agent = pidfd(request.parent).unwrap_or_else(|why| die(&why));
     // SAFETY: prctl and setrlimit change only this process's own attributes.
     unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        // The agent may have died before the line above: then nobody would kill us.
+        // The agent may have died (and its pid been reused) before the pidfd was opened: we
+        // would have been given to another parent first.
         if libc::getppid() != request.parent {
             libc::_exit(SETUP_FAILED);
         }
@@ -66,8 +73,8 @@ pub fn run_helper(args: Vec<OsString>) -> ! {
     let tmp = private_tmp()
         .unwrap_or_else(|err| die(&format!("cannot create a private temporary folder: {err}")));
     let status = match request.level {
-        Level::Namespaces => in_namespaces(&request, &tmp),
-        Level::Landlock => landlocked(&request, &tmp),
+        Level::Namespaces => in_namespaces(&request, &tmp, agent),
+        Level::Landlock => landlocked(&request, &tmp, agent),
         Level::Unconfined => die("the helper is not used unconfined"),
     };
     // Outside the sandbox, after every process inside has ended: nothing can race the removal
@@ -156,6 +163,53 @@ fn fork(child: impl FnOnce() -> i32) -> Result<libc::pid_t, String> {
     }
 }
 
+/// A pidfd of `pid`: readable once that process has ended.
+fn pidfd(pid: libc::pid_t) -> Result<libc::c_int, String> {
+    // SAFETY: pidfd_open only returns a new descriptor (or an error).
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    libc::c_int::try_from(fd)
+        .ok()
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(|| os_error("cannot watch the agent (pidfd_open)"))
+}
+
+/// Waits for our child `pid` like [`wait`], but if the agent ends first, kills the child
+/// (and with it, for the init, the whole namespace) and leaves at once.
+fn wait_or_orphaned(pid: libc::pid_t, agent: libc::c_int) -> libc::c_int {
+    let Ok(child) = pidfd(pid) else {
+        return wait(pid);
+    };
+    let mut fds = [
+        libc::pollfd {
+            fd: child,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: agent,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    loop {
+        // SAFETY: polls the two descriptors in `fds`.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if ready < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        if ready > 0 && fds[1].revents != 0 && fds[0].revents == 0 {
+            // SAFETY: kills our own child, which has not been reaped (its pidfd is not ready),
+            // then the call's whole process group, ourselves included: the agent is gone and
+            // nobody reads our status.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::kill(0, libc::SIGKILL);
+            }
+        }
+        break wait(pid);
+    }
+}
+
 /// Waits for `pid` and returns its raw wait status.
 fn wait(pid: libc::pid_t) -> libc::c_int {
     let mut status = 0;
@@ -172,7 +226,7 @@ fn wait(pid: libc::pid_t) -> libc::c_int {
 }
 
 /// The full sandbox: namespaces, a private `/proc`, `.git/` read-only, Landlock.
-fn in_namespaces(request: &Request, tmp: &Path) -> libc::c_int {
+fn in_namespaces(request: &Request, tmp: &Path, agent: libc::c_int) -> libc::c_int {
     if let Err(why) = unshare(request.network) {
         die(&why);
     }
@@ -192,7 +246,7 @@ fn in_namespaces(request: &Request, tmp: &Path) -> libc::c_int {
     .unwrap_or_else(|why| die(&why));
     // SAFETY: closes our copy of the write end, so the read below ends when the init does.
     unsafe { libc::close(write_end) };
-    let init_status = wait(init);
+    let init_status = wait_or_orphaned(init, agent);
     let mut raw = [0u8; 4];
     // SAFETY: reads at most 4 bytes into `raw`.
     let got = unsafe { libc::read(read_end, raw.as_mut_ptr().cast(), raw.len()) };
@@ -325,7 +379,7 @@ fn mount(
 }
 
 /// The fallback without namespaces: the command under Landlock, dying with the helper.
-fn landlocked(request: &Request, tmp: &Path) -> libc::c_int {
+fn landlocked(request: &Request, tmp: &Path, agent: libc::c_int) -> libc::c_int {
     // SAFETY: getpid cannot fail.
     let helper = unsafe { libc::getpid() };
     let command = fork(|| {
@@ -342,7 +396,7 @@ fn landlocked(request: &Request, tmp: &Path) -> libc::c_int {
         exec(request, tmp)
     })
     .unwrap_or_else(|why| die(&why));
-    wait(command)
+    wait_or_orphaned(command, agent)
 }
 
 /// Runs the command: no capabilities left (also for root), `TMPDIR` the private folder.

@@ -8,8 +8,9 @@
 //!   namespace unless the network is allowed. A fresh `/proc` shows only the command's own
 //!   processes (not the agent, not its launcher); the helper's child is the namespace's init,
 //!   reaps orphans, and when it dies the kernel kills everything inside — `setsid` and double
-//!   forks included. The helper dies with the agent (`PR_SET_PDEATHSIG`), the init with the
-//!   helper: whatever kills the agent, SIGKILL included, ends every command. `.git/` is
+//!   forks included. The helper watches the agent through a pidfd, the init dies with the
+//!   helper (`PR_SET_PDEATHSIG`): whatever kills the agent, SIGKILL included, ends every
+//!   command. `.git/` is
 //!   bind-mounted read-only in [`Mode::WorkspaceWrite`].
 //! - **Landlock** on top: writes only to the workspace ([`Mode::WorkspaceWrite`]) and a
 //!   private temporary folder, reads of the whole system, no signals to processes outside the
