@@ -15,21 +15,24 @@ const KEY: &str = "sk-test-SANDBOX-0123456789abcdef";
 /// How long a process may take to appear or to die before the test fails.
 const PATIENCE: Duration = Duration::from_secs(20);
 
-/// Runs `bash{command}` once in chapter 1 with `args`, `env` and the key in the environment;
-/// returns the tool result the model saw and the agent's stderr.
-fn bash(dir: &Path, args: &[&str], env: &[(&str, &str)], command_line: &str) -> (String, String) {
-    let script = write_script(
-        dir,
-        json!([
-            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": command_line}}]},
-            {"content": "done"}
-        ]),
-    );
+/// Runs chapter `bin` on `script` in `dir` with the key in the environment, `env` set and
+/// `args` added; returns the last request's messages and the agent's stderr, after checking
+/// that neither its output nor any request holds the key.
+fn run(
+    bin: &str,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    script: serde_json::Value,
+) -> (Vec<String>, String) {
+    let script = write_script(dir, script);
     let record = dir.join("requests.jsonl");
-    let output = command("ch01", dir)
+    let config = tempfile::tempdir().unwrap();
+    let output = command(bin, dir)
         .env("OPENAI_API_KEY", KEY)
+        .env("XDG_CONFIG_HOME", config.path())
         .envs(env.iter().copied())
-        .args(["--prompt", "run it", "--script"])
+        .args(["--approve", "all", "--prompt", "run it", "--script"])
         .arg(&script)
         .arg("--record")
         .arg(&record)
@@ -38,15 +41,30 @@ fn bash(dir: &Path, args: &[&str], env: &[(&str, &str)], command_line: &str) -> 
         .success()
         .get_output()
         .clone();
-    let requests: Vec<agent_core::ModelRequest> = std::fs::read_to_string(&record)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let seen = requests[1].messages.last().unwrap().text().to_string();
+    let requests = std::fs::read_to_string(&record).unwrap();
     std::fs::remove_file(&record).unwrap();
+    assert_eq!(count(requests.as_bytes(), KEY), 0);
     assert_eq!(count(&output.stdout, KEY) + count(&output.stderr, KEY), 0);
-    (seen, String::from_utf8_lossy(&output.stderr).into_owned())
+    let last: agent_core::ModelRequest =
+        serde_json::from_str(requests.lines().last().unwrap()).unwrap();
+    let texts = last.messages.iter().map(|m| m.text().to_string()).collect();
+    (texts, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// Runs `bash{command}` once in chapter 1; returns the tool result the model saw and the
+/// agent's stderr.
+fn bash(dir: &Path, args: &[&str], env: &[(&str, &str)], command_line: &str) -> (String, String) {
+    let (texts, stderr) = run(
+        "ch01",
+        dir,
+        args,
+        env,
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": command_line}}]},
+            {"content": "done"}
+        ]),
+    );
+    (texts.last().cloned().unwrap_or_default(), stderr)
 }
 
 fn count(hay: &[u8], needle: &str) -> usize {
@@ -162,57 +180,58 @@ fn the_network_is_off_unless_allowed() {
     assert_eq!([off.as_str(), on.as_str()], ["refused\n", "connected\n"]);
 }
 
-#[test]
-fn the_landlock_fallback_says_what_it_lost() {
+/// The writes a probe gets with `AGENT_TUTORIAL_SANDBOX_FALLBACK=forced`, and the warning.
+fn fallback(forced: &str) -> (String, Option<String>) {
     let (dir, outside) = repo();
     let (seen, stderr) = bash(
         dir.path(),
         &[],
-        &[("AGENT_TUTORIAL_SANDBOX_FALLBACK", "landlock")],
+        &[("AGENT_TUTORIAL_SANDBOX_FALLBACK", forced)],
         &write_each(outside.path()),
     );
-    let out = outside.path().display();
+    let warning = stderr
+        .lines()
+        .find(|l| l.starts_with("sandbox:"))
+        .map(str::to_string);
+    (
+        seen.replace(&outside.path().display().to_string(), "<outside>"),
+        warning,
+    )
+}
+
+#[test]
+fn the_landlock_fallback_says_what_it_lost() {
     // Landlock alone cannot carve .git/ out of the writable workspace: the line says so.
     assert_eq!(
-        seen,
-        format!(
-            "inside.txt: written\n{out}/.bashrc: refused\n.git/config: written\n.git/hooks/x: written\n"
-        )
-    );
-    assert_eq!(
-        stderr.lines().find(|l| l.starts_with("sandbox:")),
-        Some(
-            "sandbox: AGENT_TUTORIAL_SANDBOX_FALLBACK=landlock; commands run under Landlock only \
-             — not enforced: a private /proc (the agent's processes stay visible), .git/ \
-             read-only, network off for UDP and local sockets, and the end of a process that \
-             leaves its group and clears its environment"
+        fallback("landlock"),
+        (
+            "inside.txt: written\n<outside>/.bashrc: refused\n.git/config: written\n.git/hooks/x: written\n"
+                .to_string(),
+            Some(
+                "sandbox: AGENT_TUTORIAL_SANDBOX_FALLBACK=landlock; commands run under Landlock \
+                 only — not enforced: a private /proc (the agent's processes stay visible), \
+                 .git/ read-only, network off for UDP and local sockets, and the end of a \
+                 process that leaves its group and clears its environment"
+                    .to_string()
+            )
         )
     );
 }
 
 #[test]
 fn the_unconfined_fallback_says_what_it_lost() {
-    let (dir, outside) = repo();
-    let (seen, stderr) = bash(
-        dir.path(),
-        &[],
-        &[("AGENT_TUTORIAL_SANDBOX_FALLBACK", "none")],
-        &write_each(outside.path()),
-    );
-    let out = outside.path().display();
     assert_eq!(
-        seen,
-        format!(
-            "inside.txt: written\n{out}/.bashrc: written\n.git/config: written\n.git/hooks/x: written\n"
-        )
-    );
-    assert_eq!(
-        stderr.lines().find(|l| l.starts_with("sandbox:")),
-        Some(
-            "sandbox: AGENT_TUTORIAL_SANDBOX_FALLBACK=none; commands run unconfined — not \
-             enforced: file writes outside the workspace, .git/ read-only, network off, a \
-             private /proc, and the end of a process that leaves its group and clears its \
-             environment"
+        fallback("none"),
+        (
+            "inside.txt: written\n<outside>/.bashrc: written\n.git/config: written\n.git/hooks/x: written\n"
+                .to_string(),
+            Some(
+                "sandbox: AGENT_TUTORIAL_SANDBOX_FALLBACK=none; commands run unconfined — not \
+                 enforced: file writes outside the workspace, .git/ read-only, network off, a \
+                 private /proc, and the end of a process that leaves its group and clears its \
+                 environment"
+                    .to_string()
+            )
         )
     );
 }
@@ -326,39 +345,21 @@ fn verdicts(text: &str, outside: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Runs chapter `bin` on `script` in `dir` with the key set; returns the message of the last
-/// request that holds the probe's output (a job's notice may come after it).
+/// The message of the last request that holds the probe's output (a job's notice may come
+/// after it).
 fn last_result(bin: &str, dir: &Path, args: &[&str], script: serde_json::Value) -> String {
-    let script = write_script(dir, script);
-    let record = dir.join("requests.jsonl");
-    let config = tempfile::tempdir().unwrap();
-    let output = command(bin, dir)
-        .env("OPENAI_API_KEY", KEY)
-        .env("XDG_CONFIG_HOME", config.path())
-        .args(["--approve", "all", "--prompt", "probe", "--script"])
-        .arg(&script)
-        .arg("--record")
-        .arg(&record)
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    assert_eq!(count(&output.stdout, KEY) + count(&output.stderr, KEY), 0);
-    let last = std::fs::read_to_string(&record)
-        .unwrap()
-        .lines()
-        .last()
-        .unwrap()
-        .to_string();
-    let request: agent_core::ModelRequest = serde_json::from_str(&last).unwrap();
-    assert_eq!(count(last.as_bytes(), KEY), 0);
-    request
-        .messages
-        .iter()
-        .map(|m| m.text().to_string())
+    run(bin, dir, args, &[], script)
+        .0
+        .into_iter()
         .find(|text| text.contains("parent "))
         .unwrap_or_default()
+}
+
+/// What a probe in `mode` must find: pid 1 for a parent, no key, and `mode`'s refusals.
+fn assert_probe(text: &str, outside: &Path, mode: &str) {
+    assert_eq!(verdicts(text, outside), expected(mode), "{mode}: {text}");
+    assert_eq!(count(text.as_bytes(), KEY), 0, "{mode}: {text}");
+    assert_eq!(count(text.as_bytes(), "OPENAI_"), 0, "{mode}: {text}");
 }
 
 fn expected(mode: &str) -> Vec<String> {
@@ -392,13 +393,7 @@ fn a_background_job_is_sandboxed_like_a_call() {
                 {"content": "done"}
             ]),
         );
-        assert_eq!(
-            verdicts(&text, outside.path()),
-            expected(mode),
-            "{mode}: {text}"
-        );
-        assert_eq!(count(text.as_bytes(), KEY), 0, "{mode}: {text}");
-        assert_eq!(count(text.as_bytes(), "OPENAI_"), 0, "{mode}: {text}");
+        assert_probe(&text, outside.path(), mode);
     }
 }
 
@@ -423,12 +418,6 @@ fn a_shell_hook_is_sandboxed_like_a_call() {
                 {"content": "done"}
             ]),
         );
-        assert_eq!(
-            verdicts(&text, outside.path()),
-            expected(mode),
-            "{mode}: {text}"
-        );
-        assert_eq!(count(text.as_bytes(), KEY), 0, "{mode}: {text}");
-        assert_eq!(count(text.as_bytes(), "OPENAI_"), 0, "{mode}: {text}");
+        assert_probe(&text, outside.path(), mode);
     }
 }
