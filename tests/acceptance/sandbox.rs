@@ -302,6 +302,18 @@ fn nothing_survives(signal: libc::c_int, base: u32) {
     assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
     let _ = agent.wait();
     wait_until("every sleep to end", || all() == 0);
+    // The helpers removed the calls' private temporary folders before they went.
+    let prefix = format!("agent-sandbox-{pid}-");
+    let left = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            })
+            .count()
+    };
+    wait_until("the private folders to be removed", || left() == 0);
 }
 
 #[test]

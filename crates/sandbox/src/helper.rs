@@ -36,6 +36,9 @@ struct Request {
     level: Level,
     parent: libc::pid_t,
     workspace: PathBuf,
+    /// The private temporary folder to create (the agent chose it, so it can remove it too
+    /// when it has to kill us).
+    tmp: PathBuf,
     program: OsString,
     args: Vec<OsString>,
 }
@@ -53,7 +56,9 @@ pub fn run_helper(args: Vec<OsString>) -> ! {
     }
     let request = match parse(args) {
         Some(request) => request,
-        None => die("usage: __agent-sandbox MODE NETWORK LEVEL PARENT WORKSPACE -- PROGRAM [ARG…]"),
+        None => {
+            die("usage: __agent-sandbox MODE NETWORK LEVEL PARENT WORKSPACE TMP -- PROGRAM [ARG…]")
+        }
     };
     let agent = pidfd(request.parent).unwrap_or_else(|why| die(&why));
     // SAFETY: prctl and setrlimit change only this process's own attributes.
@@ -70,7 +75,10 @@ pub fn run_helper(args: Vec<OsString>) -> ! {
         };
         libc::setrlimit(libc::RLIMIT_CORE, &zero);
     }
-    let tmp = private_tmp()
+    let tmp = request.tmp.clone();
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&tmp)
         .unwrap_or_else(|err| die(&format!("cannot create a private temporary folder: {err}")));
     let status = match request.level {
         Level::Namespaces => in_namespaces(&request, &tmp, agent),
@@ -92,6 +100,7 @@ fn parse(args: Vec<OsString>) -> Option<Request> {
     let level = Level::parse(&text(word())?)?;
     let parent = text(word())?.parse().ok()?;
     let workspace = PathBuf::from(word()?);
+    let tmp = PathBuf::from(word()?);
     (word()? == "--").then_some(())?;
     let program = word()?;
     Some(Request {
@@ -100,6 +109,7 @@ fn parse(args: Vec<OsString>) -> Option<Request> {
         level,
         parent,
         workspace,
+        tmp,
         program,
         args: args.collect(),
     })
@@ -113,18 +123,6 @@ fn die(why: &str) -> ! {
 
 fn os_error(what: &str) -> String {
     format!("{what}: {}", std::io::Error::last_os_error())
-}
-
-/// A fresh 0700 folder for the command's temporary files, removed when it ends.
-fn private_tmp() -> std::io::Result<PathBuf> {
-    let base = std::env::temp_dir();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let path = base.join(format!("agent-sandbox-{}-{nanos}", std::process::id()));
-    std::fs::DirBuilder::new().mode(0o700).create(&path)?;
-    Ok(path)
 }
 
 /// Enters new user, mount and PID namespaces (and a network namespace when the network is
@@ -174,8 +172,8 @@ fn pidfd(pid: libc::pid_t) -> Result<libc::c_int, String> {
 }
 
 /// Waits for our child `pid` like [`wait`], but if the agent ends first, kills the child
-/// (and with it, for the init, the whole namespace) and leaves at once.
-fn wait_or_orphaned(pid: libc::pid_t, agent: libc::c_int) -> libc::c_int {
+/// (and with it, for the init, the whole namespace), removes `tmp` and leaves at once.
+fn wait_or_orphaned(pid: libc::pid_t, agent: libc::c_int, tmp: &Path) -> libc::c_int {
     let Ok(child) = pidfd(pid) else {
         return wait(pid);
     };
@@ -198,13 +196,13 @@ fn wait_or_orphaned(pid: libc::pid_t, agent: libc::c_int) -> libc::c_int {
             continue;
         }
         if ready > 0 && fds[1].revents != 0 && fds[0].revents == 0 {
-            // SAFETY: kills our own child, which has not been reaped (its pidfd is not ready),
-            // then the call's whole process group, ourselves included: the agent is gone and
-            // nobody reads our status.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::kill(0, libc::SIGKILL);
-            }
+            // SAFETY: kills our own child, which has not been reaped (its pidfd is not ready).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            wait(pid);
+            let _ = std::fs::remove_dir_all(tmp);
+            // SAFETY: then the call's whole process group, ourselves included: the agent is
+            // gone and nobody reads our status.
+            unsafe { libc::kill(0, libc::SIGKILL) };
         }
         break wait(pid);
     }
@@ -246,7 +244,7 @@ fn in_namespaces(request: &Request, tmp: &Path, agent: libc::c_int) -> libc::c_i
     .unwrap_or_else(|why| die(&why));
     // SAFETY: closes our copy of the write end, so the read below ends when the init does.
     unsafe { libc::close(write_end) };
-    let init_status = wait_or_orphaned(init, agent);
+    let init_status = wait_or_orphaned(init, agent, tmp);
     let mut raw = [0u8; 4];
     // SAFETY: reads at most 4 bytes into `raw`.
     let got = unsafe { libc::read(read_end, raw.as_mut_ptr().cast(), raw.len()) };
@@ -396,7 +394,7 @@ fn landlocked(request: &Request, tmp: &Path, agent: libc::c_int) -> libc::c_int 
         exec(request, tmp)
     })
     .unwrap_or_else(|why| die(&why));
-    wait_or_orphaned(command, agent)
+    wait_or_orphaned(command, agent, tmp)
 }
 
 /// Runs the command: no capabilities left (also for root), `TMPDIR` the private folder.

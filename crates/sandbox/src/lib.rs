@@ -21,6 +21,8 @@
 //! The agent itself is hardened by [`harden_agent`]: not dumpable (no `/proc/<agent>/mem`, no
 //! ptrace by same-user processes) and no core file.
 
+#![warn(missing_docs)]
+
 mod check;
 mod helper;
 mod rules;
@@ -43,6 +45,12 @@ pub const HELPER_ARG: &str = "__agent-sandbox";
 pub const FORCE_FALLBACK_ENV: &str = "AGENT_TUTORIAL_SANDBOX_FALLBACK";
 
 /// What a sandboxed command may write.
+///
+/// ```
+/// use agent_sandbox::Mode;
+/// assert_eq!("read-only".parse::<Mode>(), Ok(Mode::ReadOnly));
+/// assert_eq!(Mode::default().to_string(), "workspace-write");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Nothing but its private temporary folder (and `/dev/null`).
@@ -356,15 +364,25 @@ fn choose_level(support: &Support) -> (Level, String) {
 }
 
 impl Plan {
+    /// The private temporary folder of the call marked `marker` (`None` when unconfined). The
+    /// helper creates it and removes it when the command ends; whoever kills the helper must
+    /// remove it.
+    pub fn private_tmp(&self, marker: &str) -> Option<PathBuf> {
+        self.helper
+            .as_ref()
+            .map(|_| std::env::temp_dir().join(format!("agent-sandbox-{marker}")))
+    }
+
     /// The program to start and its arguments: `program args…` itself when unconfined, else
-    /// the helper with the sandbox's settings in front of them.
+    /// the helper with the sandbox's settings (and the private folder `tmp`) in front of them.
     pub fn argv(
         &self,
         workspace: &Path,
+        tmp: Option<&Path>,
         program: &OsStr,
         args: &[OsString],
     ) -> (OsString, Vec<OsString>) {
-        let Some(helper) = &self.helper else {
+        let (Some(helper), Some(tmp)) = (&self.helper, tmp) else {
             return (program.to_os_string(), args.to_vec());
         };
         let mut argv: Vec<OsString> = vec![
@@ -374,6 +392,7 @@ impl Plan {
             self.level.as_str().into(),
             std::process::id().to_string().into(),
             workspace.as_os_str().to_os_string(),
+            tmp.as_os_str().to_os_string(),
             "--".into(),
             program.to_os_string(),
         ];

@@ -19,7 +19,8 @@ fn plan(level: Level, mode: Mode) -> Plan {
 
 /// The helper's argv for `bash -c line` in `ws`, as `Plan::argv` builds it.
 fn helper_command(plan: &Plan, ws: &Path, line: &str) -> Command {
-    let (program, args) = plan.argv(ws, "bash".as_ref(), &["-c".into(), line.into()]);
+    let tmp = ws.join(format!("tmp-{}", line.len()));
+    let (program, args) = plan.argv(ws, Some(&tmp), "bash".as_ref(), &["-c".into(), line.into()]);
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(ws);
     cmd
@@ -67,7 +68,7 @@ fn the_plan_runs_the_command_itself_when_unconfined() {
         mode: Mode::Off,
         network: Network::On,
     };
-    let (program, args) = plan.argv(Path::new("/ws"), "git".as_ref(), &["status".into()]);
+    let (program, args) = plan.argv(Path::new("/ws"), None, "git".as_ref(), &["status".into()]);
     assert_eq!((program, args), ("git".into(), vec!["status".into()]));
     assert_eq!(plan.refusal_hint(), None);
 }
@@ -91,7 +92,7 @@ fn the_helper_refuses_arguments_it_does_not_know() {
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned()),
         (
             Some(125),
-            "agent-sandbox: usage: __agent-sandbox MODE NETWORK LEVEL PARENT WORKSPACE -- PROGRAM [ARG…]\n"
+            "agent-sandbox: usage: __agent-sandbox MODE NETWORK LEVEL PARENT WORKSPACE TMP -- PROGRAM [ARG…]\n"
                 .to_string()
         )
     );

@@ -92,12 +92,13 @@ impl Command {
             .clone()
             .unwrap_or_else(agent_sandbox::default_sandbox)
             .plan();
-        let (program, args) = plan.argv(&self.cwd, &self.program, &self.args);
         let marker = format!(
             "{}-{}",
             std::process::id(),
             CALLS.fetch_add(1, Ordering::Relaxed)
         );
+        let tmp = plan.private_tmp(&marker);
+        let (program, args) = plan.argv(&self.cwd, tmp.as_deref(), &self.program, &self.args);
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args)
             .current_dir(&self.cwd)
@@ -125,7 +126,7 @@ impl Command {
             Level::Namespaces => Reach::Namespace,
             Level::Landlock | Level::Unconfined => Reach::Marker,
         };
-        let killer = Killer::new(marker, child.id(), reach);
+        let killer = Killer::new(marker, child.id(), reach, tmp);
         Ok(Child {
             child,
             killer,

@@ -90,8 +90,11 @@ pub enum Ended<S> {
 /// and its bounded stdout and stderr.
 #[derive(Debug)]
 pub struct Finished {
+    /// How the leader exited; `None` when the deadline passed and the tree was killed.
     pub status: Option<ExitStatus>,
+    /// Its standard output, bounded.
     pub stdout: Capture,
+    /// Its standard error, bounded.
     pub stderr: Capture,
 }
 

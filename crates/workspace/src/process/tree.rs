@@ -1,5 +1,6 @@
 //! [`Killer`]: ends every process one call started, by its process group and its marker.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::CALL_MARKER;
@@ -27,6 +28,9 @@ pub(super) enum Reach {
 struct Tree {
     marker: String,
     reach: Reach,
+    /// The call's private temporary folder: the helper removes it when the command ends, but
+    /// not when it is killed.
+    tmp: Option<PathBuf>,
     /// The leader's pid, which is its process group id too (spawned with `process_group(0)`).
     leader: Option<libc::pid_t>,
     state: Mutex<TreeState>,
@@ -40,10 +44,16 @@ enum TreeState {
 }
 
 impl Killer {
-    pub(super) fn new(marker: String, leader: Option<u32>, reach: Reach) -> Self {
+    pub(super) fn new(
+        marker: String,
+        leader: Option<u32>,
+        reach: Reach,
+        tmp: Option<PathBuf>,
+    ) -> Self {
         Self(Arc::new(Tree {
             marker,
             reach,
+            tmp,
             leader: leader.and_then(|p| libc::pid_t::try_from(p).ok()),
             state: Mutex::new(TreeState::Running),
         }))
@@ -76,6 +86,11 @@ impl Tree {
             unsafe {
                 libc::killpg(pid, libc::SIGKILL);
             }
+        }
+        if let Some(tmp) = &self.tmp {
+            // Every process that could write there was just sent SIGKILL; if the helper
+            // already removed it (the command ended by itself) there is nothing to do.
+            let _ = std::fs::remove_dir_all(tmp);
         }
         if self.reach == Reach::Namespace {
             return 0;
