@@ -25,6 +25,7 @@
 
 mod check;
 mod helper;
+mod mounts;
 mod rules;
 
 use std::ffi::{OsStr, OsString};

@@ -77,11 +77,6 @@ impl Command {
         self
     }
 
-    /// The program and its arguments, as they will run.
-    pub fn argv_parts(&self) -> (&OsStr, &[OsString]) {
-        (&self.program, &self.args)
-    }
-
     /// Starts the command with `stdin`, stdout and stderr piped, in its sandbox (through the
     /// helper, see `agent_sandbox`). It runs in its own process group, without the variables
     /// [`inherits`] refuses, marked with a fresh call id; the returned [`Child`] ends its whole

@@ -59,11 +59,6 @@ impl Killer {
         }))
     }
 
-    /// The value of [`CALL_MARKER`] this call's processes carry.
-    pub fn marker(&self) -> &str {
-        &self.0.marker
-    }
-
     /// Kills the process group and every process carrying this call's marker; a second call
     /// does nothing. Returns how many marked processes were found outside the group's signal.
     pub fn kill(&self) -> usize {
