@@ -21,6 +21,14 @@ impl Clock for StepClock {
     fn now(&self) -> Instant {
         self.0 + Duration::from_millis(4200) * self.1.fetch_add(1, Ordering::SeqCst)
     }
+
+    fn wall(&self) -> std::time::SystemTime {
+        std::time::SystemTime::UNIX_EPOCH
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> agent_jobs::Sleep {
+        Box::pin(tokio::time::sleep_until(deadline))
+    }
 }
 
 const PLACEHOLDER: &str = "started job 1 in the background; you will be told when it finishes; job_output{\"id\": 1} shows its output so far";
@@ -37,7 +45,7 @@ fn background(command: &str) -> ToolCall {
 fn agent(
     dir: &std::path::Path,
     replies: Vec<ModelReply>,
-) -> (Agent, Arc<agent_core::ScriptedModel>) {
+) -> (Agent, Arc<agent_test_support::ScriptedModel>) {
     scripted_agent_with(13, dir, replies, |deps| {
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
         deps.jobs.clock = Arc::new(StepClock(Instant::now(), AtomicU32::new(0)));

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use agent_core::{FailureCode, Inbox, Message, ToolFailure};
 use agent_workspace::process::{Child, Command, Ended, Killer, Output, Stdin, Stream};
-use agent_workspace::{Existing, Inside, PathError, Workspace};
+use agent_workspace::{Clock, Inside, PathError, SystemClock, Workspace};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use crate::log::{JobLog, last_lines};
-use crate::record::{JOBS_DIR, JobRecord, JobStatus, KillReason, log_path, record_path};
+use crate::record::{self, JOBS_DIR, JobRecord, JobStatus, KillReason, RecordError, log_path};
 
 /// How long a job may run before it is killed, unless configured otherwise.
 pub const DEFAULT_LIMIT: Duration = Duration::from_secs(10 * 60);
@@ -22,23 +22,6 @@ const NOTICE_LINES: usize = 10;
 /// Bytes read from the end of a log for `job_output`: the tool quotes lines, never a whole
 /// log (which may have been swapped for a huge file).
 const OUTPUT_READ: usize = 64 * 1024;
-/// Ids tried when another process took the next one first.
-const ID_ATTEMPTS: u64 = 100;
-
-/// Where elapsed times come from: tokio's clock by default (paused in tests), or a test's own.
-pub trait Clock: Send + Sync + std::fmt::Debug {
-    fn now(&self) -> Instant;
-}
-
-/// `tokio::time::Instant::now()`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TokioClock;
-
-impl Clock for TokioClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
 
 /// Limits of the jobs one session starts.
 #[derive(Debug, Clone)]
@@ -47,7 +30,7 @@ pub struct JobConfig {
     pub limit: Duration,
     /// Bytes of output its log keeps; then a marker line, and later output is dropped.
     pub log_cap: u64,
-    /// Measures how long a job ran (the notice's `elapsed`).
+    /// Measures how long a job ran (the notice's `elapsed`): the workspace's clock.
     pub clock: Arc<dyn Clock>,
 }
 
@@ -56,7 +39,7 @@ impl Default for JobConfig {
         Self {
             limit: DEFAULT_LIMIT,
             log_cap: DEFAULT_LOG_CAP,
-            clock: Arc::new(TokioClock),
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -84,7 +67,7 @@ pub enum JobError {
         #[source]
         source: PathError,
     },
-    #[error("no free job id after {ID_ATTEMPTS} tries in {JOBS_DIR}")]
+    #[error("no free job id in {JOBS_DIR}")]
     NoFreeId,
     #[error("there is no job {id} in this session{known}")]
     Unknown { id: u64, known: KnownJobs },
@@ -165,13 +148,6 @@ fn inside(workspace: &Workspace, path: &str) -> Result<Inside, PathError> {
     workspace.inside(path)
 }
 
-fn encode(record: &JobRecord) -> Vec<u8> {
-    // A record of strings and integers always serializes; the fallback is never written.
-    let mut bytes = serde_json::to_vec_pretty(record).unwrap_or_default();
-    bytes.push(b'\n');
-    bytes
-}
-
 impl JobManager {
     pub fn new(workspace: Workspace, config: JobConfig) -> Self {
         Self {
@@ -197,7 +173,7 @@ impl JobManager {
             Ok(log) => log,
             Err(err) => {
                 record.status = JobStatus::FailedToStart;
-                self.write_record(&record, Existing::Replace);
+                self.write_record(&record);
                 return Err(err);
             }
         };
@@ -206,7 +182,7 @@ impl JobManager {
             Ok(child) => child,
             Err(source) => {
                 record.status = JobStatus::FailedToStart;
-                self.write_record(&record, Existing::Replace);
+                self.write_record(&record);
                 return Err(JobError::Spawn { id, source });
             }
         };
@@ -238,45 +214,18 @@ impl JobManager {
         Ok(id)
     }
 
-    /// The next free id (one past the highest on disk, so an earlier session's logs are
-    /// kept), claimed by writing the job's record there first.
+    /// The next free id, claimed under the jobs folder's lock by writing the job's record
+    /// there first (see `record::claim`).
     fn claim_id(&self, command: &str) -> Result<(u64, JobRecord), JobError> {
-        let folder = inside(&self.workspace, JOBS_DIR).map_err(JobError::Record)?;
-        self.workspace
-            .create_dir_all(&folder)
-            .map_err(JobError::Record)?;
-        let highest = self
-            .workspace
-            .list_dir(&folder)
-            .map_err(JobError::Record)?
-            .iter()
-            .filter_map(|e| e.name.strip_suffix(".json")?.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
-        for id in highest + 1..=highest + ID_ATTEMPTS {
-            let record = JobRecord {
-                id,
-                command: command.to_string(),
-                status: JobStatus::Running,
-                log: log_path(id),
-                elapsed_ms: None,
-            };
-            let path = inside(&self.workspace, &record_path(id)).map_err(JobError::Record)?;
-            match self
-                .workspace
-                .write_atomic(&path, &encode(&record), Existing::Refuse)
-            {
-                Ok(()) => return Ok((id, record)),
-                Err(PathError::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(err) => return Err(JobError::Record(err)),
-            }
+        match record::claim(&self.workspace, command) {
+            Ok(record) => Ok((record.id, record)),
+            Err(RecordError::NoFreeId) => Err(JobError::NoFreeId),
+            Err(RecordError::Path(err)) => Err(JobError::Record(err)),
         }
-        Err(JobError::NoFreeId)
     }
 
-    fn write_record(&self, record: &JobRecord, existing: Existing) {
-        write_record(&self.workspace, record, existing);
+    fn write_record(&self, record: &JobRecord) {
+        write_record(&self.workspace, record);
     }
 
     fn job(&self, id: u64) -> Result<Arc<Job>, JobError> {
@@ -371,7 +320,7 @@ impl JobManager {
                 log: log_path(id),
                 elapsed_ms: Some(millis(self.config.clock.now() - job.started)),
             };
-            self.write_record(&record, Existing::Replace);
+            self.write_record(&record);
         }
     }
 }
@@ -446,7 +395,7 @@ impl Supervisor {
         };
         self.record.status = status;
         self.record.elapsed_ms = Some(millis(elapsed));
-        write_record(&self.workspace, &self.record, Existing::Replace);
+        write_record(&self.workspace, &self.record);
         self.announce(status, elapsed);
         self.job.status.send_replace(status);
     }
@@ -470,23 +419,14 @@ impl Supervisor {
             return;
         }
         let tail = lock(&self.job.log).last_lines(NOTICE_LINES);
-        let tail = if tail.is_empty() {
-            "(no output)".to_string()
-        } else {
-            tail
-        };
-        board.model.push(format!(
-            "<job id=\"{}\" status=\"{status}\" elapsed=\"{}\">\n{tail}\n</job>",
-            self.id,
-            seconds(elapsed)
-        ));
+        board
+            .model
+            .push(notice(self.id, status, elapsed, tail).into_text());
     }
 }
 
-fn write_record(workspace: &Workspace, record: &JobRecord, existing: Existing) {
-    let written = inside(workspace, &record_path(record.id))
-        .and_then(|path| workspace.write_atomic(&path, &encode(record), existing));
-    if let Err(err) = written {
+fn write_record(workspace: &Workspace, record: &JobRecord) {
+    if let Err(err) = record::write(workspace, record) {
         // The job itself is unaffected; only its record on disk is stale.
         tracing::warn!("job {}: cannot update its record: {err}", record.id);
     }
@@ -499,4 +439,28 @@ fn millis(d: Duration) -> u64 {
 /// `4.2s`.
 fn seconds(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
+}
+
+/// The completion notice, laid out in its own file.
+const NOTICE: agent_core::Template = agent_core::Template::new(
+    agent_core::FragmentKind::JobNotice,
+    include_str!("notice.md"),
+);
+
+/// The notice the model reads when a job ends: its id, status, time and the tail of its
+/// output. The output is the job's (anything a command prints), escaped so it cannot close
+/// the notice or forge another message.
+fn notice(id: u64, status: JobStatus, elapsed: Duration, tail: String) -> agent_core::Fragment {
+    let output = if tail.is_empty() {
+        "(no output)".to_string()
+    } else {
+        tail
+    };
+    NOTICE
+        .fill()
+        .attr("id", id)
+        .attr("status", status)
+        .attr("elapsed", seconds(elapsed))
+        .text("output", output)
+        .render()
 }

@@ -11,6 +11,14 @@ pub enum RecordError {
     Name(String),
     #[error("record `{0}`: description must be one non-empty line")]
     Description(String),
+    /// A control, bidirectional or invisible character (the body may hold line breaks and
+    /// tabs): a record goes into every later prompt and onto the terminal.
+    #[error("record `{name}`: the {part} holds the hidden character U+{code:04X}")]
+    HiddenCharacter {
+        name: String,
+        part: &'static str,
+        code: u32,
+    },
     #[error(transparent)]
     FrontMatter(#[from] FrontMatterError),
 }
@@ -80,6 +88,22 @@ impl MemoryRecord {
         if description.is_empty() || description.contains('\n') {
             return Err(RecordError::Description(self.name.clone()));
         }
+        // Checked when written and again when read back: `.memory/` may be planted.
+        for (part, text, allowed) in [
+            ("description", description, &[][..]),
+            ("body", self.body.as_str(), &['\n', '\t'][..]),
+        ] {
+            if let Some(c) = text
+                .chars()
+                .find(|c| !allowed.contains(c) && agent_workspace::store::is_hidden_char(*c))
+            {
+                return Err(RecordError::HiddenCharacter {
+                    name: self.name.clone(),
+                    part,
+                    code: u32::from(c),
+                });
+            }
+        }
         Ok(())
     }
 
@@ -105,17 +129,6 @@ impl MemoryRecord {
             body: body.trim().to_string(),
         })
     }
-
-    /// `## <name> (<type>)`, the description, the body: one entry of the rendered block.
-    pub fn render(&self) -> String {
-        format!(
-            "## {} ({})\n{}\n{}",
-            self.name,
-            self.kind.as_str(),
-            self.description,
-            self.body
-        )
-    }
 }
 
 /// `records` with each name once, the last one given winning (a model may name a record twice
@@ -127,16 +140,4 @@ pub fn last_wins(records: Vec<MemoryRecord>) -> Vec<MemoryRecord> {
         out.push(record);
     }
     out
-}
-
-/// The block selected records render as, in P09's message and P10's `## memory` section.
-pub fn render_block(records: &[MemoryRecord]) -> Option<String> {
-    if records.is_empty() {
-        return None;
-    }
-    let entries: Vec<String> = records.iter().map(MemoryRecord::render).collect();
-    Some(format!(
-        "<relevant_memories>\n{}\n</relevant_memories>",
-        entries.join("\n\n")
-    ))
 }

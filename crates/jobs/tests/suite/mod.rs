@@ -1,6 +1,7 @@
 mod attacks;
 mod background;
 mod manager;
+mod notice;
 mod tools;
 
 use std::path::Path;
@@ -8,7 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agent_core::{ToolCall, ToolRegistry};
 use agent_jobs::{Clock, JobConfig, JobManager};
 use agent_workspace::Workspace;
 use tempfile::TempDir;
@@ -36,6 +36,14 @@ impl StepClock {
 impl Clock for StepClock {
     fn now(&self) -> Instant {
         self.base + self.step * self.reads.fetch_add(1, Ordering::SeqCst)
+    }
+
+    fn wall(&self) -> std::time::SystemTime {
+        std::time::SystemTime::UNIX_EPOCH
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> agent_jobs::Sleep {
+        Box::pin(tokio::time::sleep_until(deadline))
     }
 }
 
@@ -84,22 +92,4 @@ pub fn pid_in(dir: &Path, file: &str) -> i32 {
         .trim()
         .parse()
         .unwrap()
-}
-
-/// Runs one call the way the loop does and returns the text the model would see.
-pub async fn call_tool(
-    registry: &ToolRegistry,
-    name: &str,
-    arguments: serde_json::Value,
-) -> String {
-    let call = ToolCall {
-        id: "t1".into(),
-        name: name.into(),
-        arguments: arguments.to_string(),
-    };
-    let result = match registry.prepare(&call) {
-        Ok(prepared) => registry.execute(&prepared).await,
-        Err(failure) => Err(failure),
-    };
-    result.unwrap_or_else(|failure| failure.to_string())
 }

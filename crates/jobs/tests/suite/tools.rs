@@ -5,14 +5,14 @@ use agent_jobs::JobManager;
 use agent_jobs::tools::add_job_tools;
 use serde_json::json;
 
-use super::{call_tool, manager};
+use super::manager;
 
 /// Runs one call of the job tools and returns the text the model would see.
 async fn call(jobs: &Arc<JobManager>, name: &str, arguments: serde_json::Value) -> String {
     let registry = add_job_tools(ToolRegistry::builder(), jobs)
         .build()
         .unwrap();
-    call_tool(&registry, name, arguments).await
+    agent_test_support::call_tool(&registry, name, arguments).await
 }
 
 #[tokio::test]

@@ -4,10 +4,8 @@ use agent_core::ToolRegistry;
 use agent_tools::{Background, BashConfig, Workspace, add_bash, bash};
 use serde_json::json;
 
-use super::call_tool;
-
 async fn call(registry: &ToolRegistry, arguments: serde_json::Value) -> String {
-    call_tool(registry, "bash", arguments).await
+    agent_test_support::call_tool(registry, "bash", arguments).await
 }
 
 #[test]
