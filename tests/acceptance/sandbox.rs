@@ -433,3 +433,53 @@ fn a_shell_hook_is_sandboxed_like_a_call() {
         assert_probe(&text, outside.path(), mode);
     }
 }
+
+#[test]
+fn sigquit_from_an_unsandboxed_command_leaves_no_core_file() {
+    // Even with the sandbox off a command can signal the agent; the agent set a zero core
+    // limit and is not dumpable, so the key does not land in a core file.
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "kill -QUIT $PPID; sleep 5"}}]},
+            {"content": "done"}
+        ]),
+    );
+    let mut agent = std::process::Command::new(assert_cmd::cargo::cargo_bin("ch01"));
+    // As `prlimit --core=unlimited` would: the agent starts allowed to dump core.
+    // SAFETY: setrlimit is async-signal-safe and changes only the child.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut agent, || {
+            let unlimited = libc::rlimit {
+                rlim_cur: libc::RLIM_INFINITY,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &unlimited);
+            Ok(())
+        });
+    }
+    let status = agent
+        .env_remove("RUST_LOG")
+        .env("OPENAI_API_KEY", KEY)
+        .current_dir(dir.path())
+        .args(["--sandbox", "off", "--prompt", "quit", "--script"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    let cores: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("core"))
+        .collect();
+    assert_eq!(
+        (
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            cores
+        ),
+        (Some(libc::SIGQUIT), Vec::<String>::new())
+    );
+}
