@@ -31,8 +31,10 @@ pub fn support(helper: &Path) -> &'static Support {
 }
 
 fn probe_namespaces(helper: &Path) -> Result<(), String> {
+    // It needs nothing from our environment, so it gets none of it.
     let output = std::process::Command::new(helper)
         .args([HELPER_ARG, PROBE_ARG])
+        .env_clear()
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|err| format!("cannot run the helper {}: {err}", helper.display()))?;
