@@ -22,6 +22,7 @@ mod cli;
 mod docs;
 mod fragments;
 mod requests;
+mod sandbox;
 mod security_key;
 mod support;
 mod untrusted;

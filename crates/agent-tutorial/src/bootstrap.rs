@@ -131,15 +131,18 @@ fn base_tools(
     profile: Profile,
     workspace: &Workspace,
     bash: BashConfig,
-    background: Background,
+    jobs: Option<&Arc<JobManager>>,
     todo: &Arc<TodoList>,
     skills: &Arc<SkillCatalog>,
 ) -> ToolRegistryBuilder {
     let mut tools = ToolRegistry::builder();
     if profile.has(Capability::Bash) {
-        tools = match background {
-            Background::Off => add_bash(tools, workspace, bash),
-            on => add_bash_with(tools, workspace, bash, on),
+        tools = match jobs {
+            None => add_bash(tools, workspace, bash),
+            Some(jobs) => {
+                let on = Background::On(jobs.clone());
+                agent_jobs::tools::add_job_tools(add_bash_with(tools, workspace, bash, on), jobs)
+            }
         };
     }
     if profile.has(Capability::Files) {
@@ -284,7 +287,7 @@ impl ChildParts {
             self.profile,
             &self.workspace,
             self.bash,
-            Background::Off,
+            None,
             &todo,
             &self.skills,
         )
@@ -377,8 +380,14 @@ fn build(
     let jobs = profile
         .has(Capability::Background)
         .then(|| Arc::new(JobManager::new(workspace.clone(), deps.jobs.clone())));
-    let background = jobs.clone().map_or(Background::Off, Background::On);
-    let mut tools = base_tools(profile, &workspace, deps.bash, background, &todo, &skills);
+    let mut tools = base_tools(
+        profile,
+        &workspace,
+        deps.bash,
+        jobs.as_ref(),
+        &todo,
+        &skills,
+    );
     if profile.has(Capability::Subagent) {
         let child = ChildParts {
             profile,

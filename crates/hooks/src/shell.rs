@@ -1,11 +1,10 @@
 //! Hooks written as shell commands: the command gets the event as JSON on stdin and answers
 //! the JSON output of that event on stdout (empty stdout: no change).
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use agent_workspace::Workspace;
-use agent_workspace::process::{Shell, shell, supervise};
+use agent_workspace::process::{Command, Stdin};
 use async_trait::async_trait;
 
 use crate::error::HookError;
@@ -36,21 +35,13 @@ impl Hook for ShellHook {
     async fn run(&self, event: &HookEvent) -> Result<HookOutput, HookError> {
         let input =
             serde_json::to_vec(event).map_err(|source| HookError::EncodeEvent { source })?;
-        let Shell {
-            mut command,
-            mut tree,
-        } = shell(&self.workspace, &self.command);
-        let child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+        let finished = Command::shell(&self.workspace, &self.command)
+            .spawn(Stdin::Piped)
             .map_err(|source| HookError::Spawn {
                 command: self.command.clone(),
                 source,
-            })?;
-        tree.set_leader(child.id());
-        let finished = supervise(child, tree, Some(input), self.timeout, HOOK_OUTPUT_CAP)
+            })?
+            .run(Some(input), self.timeout, HOOK_OUTPUT_CAP)
             .await
             .map_err(|source| HookError::Supervise { source })?;
         let Some(status) = finished.status else {

@@ -5,8 +5,8 @@
 //!
 //! 1. records the job first (`.agent_tutorial/jobs/<id>.json`, an atomic write through the
 //!    workspace boundary) and creates its log (`<id>.log`), and only then spawns the process,
-//!    through `agent_workspace::process::shell` like every other command (no credentials, a
-//!    per-call marker, the `ProcessTree` kill sweep);
+//!    through `agent_workspace::process::Command` and supervises it with the same
+//!    `Child::supervise` as `bash` and the hooks (no credentials, its whole tree killed);
 //! 2. copies the output into the log up to a cap ([`JobConfig::log_cap`]); past it the log ends
 //!    with a marker line and later output is dropped (the last lines are still kept in memory
 //!    for the notice);

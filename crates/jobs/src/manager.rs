@@ -1,14 +1,12 @@
 //! [`JobManager`]: starts background jobs, supervises them, and tells when they end.
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use agent_core::{FailureCode, Inbox, Message, ToolFailure};
-use agent_workspace::process::{ProcessTree, Shell, shell};
+use agent_workspace::process::{Child, Command, Ended, Killer, Output, Stdin, Stream};
 use agent_workspace::{Clock, Inside, PathError, SystemClock, Workspace};
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
@@ -24,9 +22,6 @@ const NOTICE_LINES: usize = 10;
 /// Bytes read from the end of a log for `job_output`: the tool quotes lines, never a whole
 /// log (which may have been swapped for a huge file).
 const OUTPUT_READ: usize = 64 * 1024;
-/// How long the pipes may stay open after the job's processes were killed (see
-/// `agent_workspace::process`: only a process that escaped the sweep could hold them).
-const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// Limits of the jobs one session starts.
 #[derive(Debug, Clone)]
@@ -127,7 +122,7 @@ struct Board {
 struct Job {
     command: String,
     started: Instant,
-    tree: Mutex<ProcessTree>,
+    killer: Killer,
     log: Mutex<JobLog>,
     status: watch::Sender<JobStatus>,
     kill: Notify,
@@ -182,16 +177,8 @@ impl JobManager {
                 return Err(err);
             }
         };
-        let Shell {
-            command: mut cmd,
-            mut tree,
-        } = shell(&self.workspace, command);
-        let spawned = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
-        let mut child = match spawned {
+        let spawned = Command::shell(&self.workspace, command).spawn(Stdin::Null);
+        let child = match spawned {
             Ok(child) => child,
             Err(source) => {
                 record.status = JobStatus::FailedToStart;
@@ -199,13 +186,12 @@ impl JobManager {
                 return Err(JobError::Spawn { id, source });
             }
         };
-        tree.set_leader(child.id());
         let started = self.config.clock.now();
         let deadline = Instant::now() + self.config.limit;
         let job = Arc::new(Job {
             command: command.to_string(),
             started,
-            tree: Mutex::new(tree),
+            killer: child.killer(),
             log: Mutex::new(JobLog::new(
                 self.workspace.clone(),
                 log,
@@ -216,10 +202,6 @@ impl JobManager {
             kill_reason: Mutex::new(None),
         });
         lock(&self.jobs).insert(id, job.clone());
-        let readers = [
-            child.stdout.take().map(|p| Box::new(p) as Pipe),
-            child.stderr.take().map(|p| Box::new(p) as Pipe),
-        ];
         let supervisor = Supervisor {
             id,
             job,
@@ -228,7 +210,7 @@ impl JobManager {
             clock: self.config.clock.clone(),
             board: self.board.clone(),
         };
-        tokio::spawn(supervisor.run(child, readers, deadline));
+        tokio::spawn(supervisor.run(child, deadline));
         Ok(id)
     }
 
@@ -329,7 +311,7 @@ impl JobManager {
             lock(&job.kill_reason).get_or_insert(reason);
             // Here, not only in the supervisor: when the session ends the runtime may be going
             // away too, and the supervisor may never run again.
-            lock(&job.tree).kill();
+            job.killer.kill();
             job.kill.notify_one();
             let record = JobRecord {
                 id,
@@ -349,6 +331,13 @@ impl Drop for JobManager {
     }
 }
 
+/// `bash{command, run_in_background: true}` starts its command here.
+impl agent_tools::BackgroundJobs for JobManager {
+    fn start(&self, command: &str) -> Result<u64, ToolFailure> {
+        Ok(JobManager::start(self, command)?)
+    }
+}
+
 /// The runner takes the notices of jobs that ended, all in one message, before its next
 /// request; each notice is handed out once.
 impl Inbox for JobManager {
@@ -361,12 +350,11 @@ impl Inbox for JobManager {
     }
 }
 
-type Pipe = Box<dyn AsyncRead + Send + Unpin>;
-
-/// How the wait ended.
-enum Ended {
-    Exited(std::io::Result<std::process::ExitStatus>),
-    Killed(KillReason),
+/// A job's output goes to its log, stdout and stderr interleaved in arrival order.
+impl Output for Job {
+    fn push(&self, _stream: Stream, bytes: &[u8]) {
+        lock(&self.log).push(bytes);
+    }
 }
 
 /// Waits for one job and reports its end.
@@ -380,45 +368,30 @@ struct Supervisor {
 }
 
 impl Supervisor {
-    async fn run(
-        mut self,
-        mut child: tokio::process::Child,
-        pipes: [Option<Pipe>; 2],
-        deadline: Instant,
-    ) {
-        let mut readers = tokio::task::JoinSet::new();
-        for pipe in pipes.into_iter().flatten() {
-            readers.spawn(drain(pipe, self.job.clone()));
-        }
-        let ended = tokio::select! {
-            status = child.wait() => Ended::Exited(status),
-            () = tokio::time::sleep_until(deadline) => Ended::Killed(KillReason::TimeLimit),
-            () = self.job.kill.notified() => Ended::Killed(
-                lock(&self.job.kill_reason).unwrap_or(KillReason::Requested),
-            ),
-        };
+    async fn run(mut self, child: Child, deadline: Instant) {
+        let job = self.job.clone();
+        let ended = child
+            .supervise(job.clone(), None, deadline, job.kill.notified())
+            .await;
         let elapsed = self.clock.now() - self.job.started;
-        // The leader is gone or must go: everything it started goes with it.
-        lock(&self.job.tree).kill();
-        if matches!(ended, Ended::Killed(_)) {
-            let _ = child.wait().await;
-        }
-        let reading = async { while readers.join_next().await.is_some() {} };
-        let _ = tokio::time::timeout(PIPE_GRACE, reading).await;
-        readers.abort_all();
-        // A kill from outside the select (the session ending) shows as a signal here.
+        // A kill from outside the supervision (the session ending) shows as a signal here.
         let asked = *lock(&self.job.kill_reason);
         // A kill asked for after the job had already exited on its own (`job_kill` racing
         // the end) does not rewrite that exit: only a job that died by a signal was killed.
         let status = match (ended, asked) {
-            (Ended::Killed(reason), _) => JobStatus::Killed { reason },
-            (Ended::Exited(Ok(status)), asked) => match (status.code(), asked) {
+            (Ok(Ended::TimedOut), _) => JobStatus::Killed {
+                reason: KillReason::TimeLimit,
+            },
+            (Ok(Ended::Stopped(())), asked) => JobStatus::Killed {
+                reason: asked.unwrap_or(KillReason::Requested),
+            },
+            (Ok(Ended::Exited(status)), asked) => match (status.code(), asked) {
                 (Some(code), _) => JobStatus::Exited { code },
                 (None, Some(reason)) => JobStatus::Killed { reason },
                 (None, None) => JobStatus::Signalled,
             },
-            (Ended::Exited(Err(_)), Some(reason)) => JobStatus::Killed { reason },
-            (Ended::Exited(Err(_)), None) => JobStatus::Signalled,
+            (Err(_), Some(reason)) => JobStatus::Killed { reason },
+            (Err(_), None) => JobStatus::Signalled,
         };
         self.record.status = status;
         self.record.elapsed_ms = Some(millis(elapsed));
@@ -449,17 +422,6 @@ impl Supervisor {
         board
             .model
             .push(notice(self.id, status, elapsed, tail).into_text());
-    }
-}
-
-/// Copies a pipe into the job's log until it closes.
-async fn drain(mut pipe: Pipe, job: Arc<Job>) {
-    let mut buf = [0u8; 8192];
-    while let Ok(n) = pipe.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-        lock(&job.log).push(&buf[..n]);
     }
 }
 

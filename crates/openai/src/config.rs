@@ -6,6 +6,9 @@ use std::path::Path;
 
 pub const BASE_URL_VAR: &str = "OPENAI_BASE_URL";
 pub const API_KEY_VAR: &str = "OPENAI_API_KEY";
+/// A file holding the key, read once at start-up (only from the environment: a `.env` of the
+/// working directory could name the user's key file and its own server).
+pub const API_KEY_FILE_VAR: &str = "OPENAI_API_KEY_FILE";
 pub const MODEL_VAR: &str = "OPENAI_MODEL";
 /// The model asked after repeated overloaded answers (chapter 11 on).
 pub const FALLBACK_MODEL_VAR: &str = "OPENAI_FALLBACK_MODEL";
@@ -133,6 +136,8 @@ pub enum ConfigError {
          from {path}, or keep the key in {path} and unset {API_KEY_VAR} in your environment."
     )]
     DotEnvModel { path: String, var: &'static str },
+    #[error("cannot read the key from {path} ({API_KEY_FILE_VAR}): {reason}")]
+    KeyFile { path: String, reason: String },
     #[error("{path}:{line}: {reason}")]
     DotEnv {
         path: String,
@@ -224,7 +229,16 @@ pub fn resolve(
             })
     };
     let base_url = lookup(overrides.base_url.as_ref(), BASE_URL_VAR);
-    let api_key = lookup(None, API_KEY_VAR);
+    // The environment's key, else the key file the environment names, else the `.env`'s.
+    let api_key = match (lookup(None, API_KEY_VAR), env(API_KEY_FILE_VAR)) {
+        (Some((key, Origin::Elsewhere)), _) => Some((key, Origin::Elsewhere)),
+        (_, Some(path)) if !path.trim().is_empty() => {
+            let key = crate::env::read_key_file(Path::new(&path))
+                .map_err(|reason| ConfigError::KeyFile { path, reason })?;
+            Some((key, Origin::Elsewhere))
+        }
+        (found, _) => found,
+    };
     // A file in the working directory comes with the repository; if its URL were used with
     // the user's own key, cloning a repository could send that key to any server.
     if let (Some((_, Origin::DotEnv)), Some((_, Origin::Elsewhere))) = (&base_url, &api_key) {
@@ -295,6 +309,36 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn the_key_file_is_read_when_the_environment_has_no_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("key");
+        std::fs::write(&file, "sk-file\n").unwrap();
+        let path = file.display().to_string();
+        let resolved = |pairs: &[(&str, &str)]| {
+            resolve(&ConfigOverrides::default(), env_of(pairs), None).map(|c| c.api_key)
+        };
+        assert_eq!(
+            [
+                resolved(&[(MODEL_VAR, "m"), (API_KEY_FILE_VAR, &path)]),
+                resolved(&[
+                    (MODEL_VAR, "m"),
+                    (API_KEY_FILE_VAR, &path),
+                    (API_KEY_VAR, "sk-env")
+                ]),
+                resolved(&[(MODEL_VAR, "m"), (API_KEY_FILE_VAR, "/nonexistent/key")]),
+            ],
+            [
+                Ok(ApiKey::new("sk-file")),
+                Ok(ApiKey::new("sk-env")),
+                Err(ConfigError::KeyFile {
+                    path: "/nonexistent/key".into(),
+                    reason: "No such file or directory (os error 2)".into()
+                }),
+            ]
+        );
     }
 
     #[test]

@@ -11,6 +11,33 @@ use std::ffi::OsString;
 /// The prefix of the variables that configure the model server.
 const PREFIX: &str = "OPENAI_";
 
+/// The most of a key file that is read: a key is a line, not a document.
+const KEY_FILE_LIMIT: u64 = 4096;
+
+/// Reads the API key from the file `OPENAI_API_KEY_FILE` names: a regular file (a FIFO cannot
+/// block the start), at most [`KEY_FILE_LIMIT`] bytes, surrounding white space trimmed. The
+/// key then lives in the agent's memory only, never in an environment a launcher keeps.
+pub fn read_key_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|err| err.to_string())?;
+    let meta = file.metadata().map_err(|err| err.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_string());
+    }
+    let mut text = String::new();
+    file.take(KEY_FILE_LIMIT + 1)
+        .read_to_string(&mut text)
+        .map_err(|err| err.to_string())?;
+    if text.len() as u64 > KEY_FILE_LIMIT {
+        return Err(format!("larger than {KEY_FILE_LIMIT} bytes"));
+    }
+    let key = text.trim();
+    if key.is_empty() {
+        return Err("empty".to_string());
+    }
+    Ok(key.to_string())
+}
+
 /// The `OPENAI_*` variables the process started with. `Debug` shows names only.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct ModelEnv {
@@ -156,6 +183,26 @@ mod initial_block {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_file_is_read_trimmed_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("key");
+        std::fs::write(&key, "  sk-from-file\n").unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, "k".repeat(5000)).unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, "\n").unwrap();
+        assert_eq!(
+            [&key, &big, &empty, &dir.path().to_path_buf()].map(|p| read_key_file(p)),
+            [
+                Ok("sk-from-file".to_string()),
+                Err("larger than 4096 bytes".to_string()),
+                Err("empty".to_string()),
+                Err("not a regular file".to_string()),
+            ]
+        );
+    }
 
     #[test]
     fn debug_shows_names_only() {

@@ -5,11 +5,8 @@
 //! every process it started is killed — a `sleep` in the background, a child that ignores
 //! SIGTERM, one that left the group with `setsid`.
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
-
-use agent_jobs::JobManager;
 
 use agent_core::tool::{parse_arguments, string_argument};
 use agent_core::{CallSummary, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec};
@@ -17,7 +14,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use agent_workspace::process::{Shell, shell, supervise};
+use agent_workspace::process::{Command, Stdin};
 
 use crate::Workspace;
 
@@ -38,6 +35,13 @@ impl Default for BashConfig {
     }
 }
 
+/// What starts a command in the background for `bash{command, run_in_background: true}`.
+/// Chapter 13's job manager implements it; this crate (chapter 1) does not depend on it.
+pub trait BackgroundJobs: Send + Sync + std::fmt::Debug {
+    /// Starts `command` as a job and returns its id; it runs after the call has returned.
+    fn start(&self, command: &str) -> Result<u64, ToolFailure>;
+}
+
 /// Whether `bash` can start a command in the background (chapter 13 on).
 #[derive(Debug, Clone, Default)]
 pub enum Background {
@@ -45,7 +49,7 @@ pub enum Background {
     #[default]
     Off,
     /// `bash{command, run_in_background: true}` hands the command to these jobs.
-    On(Arc<JobManager>),
+    On(Arc<dyn BackgroundJobs>),
 }
 
 const DESCRIPTION: &str = "Run a shell command with `bash -c` in the workspace directory. Returns stdout, then stderr, then the exit code when it is not 0.";
@@ -141,18 +145,12 @@ pub async fn run(
     command: &str,
     config: BashConfig,
 ) -> Result<String, ToolFailure> {
-    let Shell {
-        command: mut cmd,
-        mut tree,
-    } = shell(workspace, command);
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let child = Command::shell(workspace, command)
+        .spawn(Stdin::Null)
         .map_err(|err| ToolFailure::execution(format!("cannot start bash: {err}")))?;
-    tree.set_leader(child.id());
-    let finished = supervise(child, tree, None, config.timeout, config.max_output_bytes)
+    let hint = child.plan().refusal_hint();
+    let finished = child
+        .run(None, config.timeout, config.max_output_bytes)
         .await
         .map_err(|err| ToolFailure::execution(format!("bash failed: {err}")))?;
     let Some(status) = finished.status else {
@@ -175,10 +173,29 @@ pub async fn run(
         Some(code) => text.push_str(&format!("\n[exit code: {code}]")),
         None => text.push_str("\n[killed by a signal]"),
     }
+    // The model cannot tell a sandbox refusal from any other failure; this line tells it, and
+    // how the user can give more access.
+    if let Some(hint) = hint.filter(|_| !status.success() && looks_refused(&text)) {
+        text.push('\n');
+        text.push_str(&hint);
+    }
     if text.is_empty() {
         text.push_str("(no output)");
     }
     Ok(text)
+}
+
+/// The errors a sandbox refusal shows as: Landlock's `EACCES`, the read-only `.git` mount's
+/// `EROFS`, `EPERM`, and a network namespace's unreachable network.
+fn looks_refused(output: &str) -> bool {
+    [
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+        "Network is unreachable",
+    ]
+    .iter()
+    .any(|marker| output.contains(marker))
 }
 
 #[cfg(test)]

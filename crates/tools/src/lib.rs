@@ -21,7 +21,7 @@ use std::sync::Arc;
 use agent_core::ToolRegistryBuilder;
 
 pub use agent_workspace::{PathError, Workspace};
-pub use bash::{Background, BashConfig, BashTool};
+pub use bash::{Background, BackgroundJobs, BashConfig, BashTool};
 
 use agent_core::ToolFailure;
 
@@ -46,22 +46,19 @@ pub fn add_bash(
     )
 }
 
-/// Adds `bash` that can also start background jobs (chapter 13), with `job_output` and
-/// `job_kill`; with [`Background::Off`] the same as [`add_bash`].
+/// Adds `bash` that can also start background jobs (chapter 13); with [`Background::Off`] the
+/// same as [`add_bash`]. The jobs' own tools (`job_output`, `job_kill`) are the jobs crate's to
+/// add.
 pub fn add_bash_with(
     builder: ToolRegistryBuilder,
     workspace: &Workspace,
     config: BashConfig,
     background: Background,
 ) -> ToolRegistryBuilder {
-    let mut builder = builder.tool(
+    builder.tool(
         bash::spec_for(&background),
-        Arc::new(BashTool::new(workspace.clone(), config).background(background.clone())),
-    );
-    if let Background::On(jobs) = &background {
-        builder = agent_jobs::tools::add_job_tools(builder, jobs);
-    }
-    builder
+        Arc::new(BashTool::new(workspace.clone(), config).background(background)),
+    )
 }
 
 /// Adds `read_file`, `write_file`, `edit_file` and `glob` (chapter 2).

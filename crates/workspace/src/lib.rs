@@ -8,9 +8,10 @@
 //!   [`Workspace::append`], …) opens relative to a `cap-std` directory handle of the root with
 //!   `O_NOFOLLOW`, so even a symlink swapped in after the check cannot lead out; reads refuse what
 //!   is not a regular file and never hold more than the caller allows.
-//! - [`process::shell`] starts `bash -c` without the model server's credentials, its
-//!   [`process::ProcessTree`] ends every process the command started, and
-//!   [`process::supervise`] waits for it under one deadline with bounded output ([`Capture`]).
+//! - [`process::Command`] starts a program or `bash -c` without the model server's
+//!   credentials, in the OS sandbox (`agent_sandbox`), its [`process::Killer`] ends every
+//!   process the command started, and [`process::Child::supervise`] waits for it under one
+//!   deadline with bounded output ([`Capture`]).
 //! - [`StateDir`]: a folder of the harness's own records under one lock ([`store`]): atomic
 //!   and create-only JSON writes, bounded reads and ids.
 //! - [`Clock`]: the one source of time (monotonic, wall, sleeps), real ([`SystemClock`]) or

@@ -25,7 +25,9 @@ fn spawn_ch11(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: Stdio) -> 
 }
 
 /// The chapter binary `bin` with `ARGS` in `dir`, with every `OPENAI_*` and `RUST_LOG`
-/// removed and `env` set.
+/// removed and `env` set. Without the sandbox: these tests read a command's `$$` and look
+/// for it from outside, which a PID namespace would make another process's number (the
+/// sandbox's own kill tests are in `sandbox.rs`).
 pub(crate) fn spawn_chapter(
     bin: &str,
     dir: &Path,
@@ -43,6 +45,7 @@ pub(crate) fn spawn_chapter(
         .envs(env.iter().copied())
         .current_dir(dir)
         .args(args)
+        .args(["--sandbox", "off"])
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

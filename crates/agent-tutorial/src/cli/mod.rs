@@ -99,6 +99,17 @@ enum Command {
     /// schedules, skills) and, if you say yes, trust that exact content; a change by anyone
     /// but this harness needs trusting again.
     Trust(trust::TrustArgs),
+    /// The OS sandbox commands run in (docs/sandbox.md).
+    Sandbox {
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SandboxCommand {
+    /// Print what this machine supports: namespaces, Landlock, and the level commands run at.
+    Check,
 }
 
 /// Arguments shared by `agent-tutorial run` and the chapter binaries.
@@ -180,6 +191,31 @@ pub struct RunArgs {
     /// message before each turn's user message, so a new selection keeps the cached history.
     #[arg(long, value_enum, value_name = "WHERE")]
     pub memory_placement: Option<crate::MemoryPlacement>,
+    /// What commands may write: `workspace-write` (the workspace but .git/), `read-only`, or
+    /// `off` (no sandbox). See docs/sandbox.md.
+    #[arg(long, value_name = "MODE", default_value = "workspace-write")]
+    pub sandbox: agent_sandbox::Mode,
+    /// Whether sandboxed commands may use the network.
+    #[arg(long, value_name = "on|off", default_value = "off")]
+    pub sandbox_network: agent_sandbox::Network,
+}
+
+impl RunArgs {
+    /// Makes `--sandbox` and `--sandbox-network` the sandbox of every command this process
+    /// starts for the model.
+    fn apply_sandbox(&self) {
+        agent_sandbox::set_default(agent_sandbox::Sandbox::new(
+            self.sandbox,
+            self.sandbox_network,
+        ));
+    }
+}
+
+/// First in every binary's `main`: run as the sandbox helper if asked to, and keep the key
+/// out of reach of the commands (not dumpable, no core file).
+fn enter() {
+    agent_sandbox::enter_if_helper();
+    agent_sandbox::harden_agent();
 }
 
 #[derive(Debug, Parser)]
@@ -195,13 +231,26 @@ struct ChapterCli {
 /// `main` of the `agent-tutorial` binary. Call it first thing in `fn main`: it edits the
 /// process environment, which is sound only while the process has one thread.
 pub fn main() -> ExitCode {
+    enter();
     // SAFETY: this runs at the start of the binary's `main` (see above), before the tokio
     // runtime, any other thread or any child exists, and nothing holds environment pointers.
     let env = unsafe { ModelEnv::take_from_process() };
     let cli = Cli::parse();
     init_tracing(cli.verbose);
     finish(match cli.command {
-        Command::Run { chapter, args } => profile(chapter).and_then(|p| run::run(p, &args, &env)),
+        Command::Run { chapter, args } => {
+            args.apply_sandbox();
+            profile(chapter).and_then(|p| run::run(p, &args, &env))
+        }
+        Command::Sandbox {
+            command: SandboxCommand::Check,
+        } => {
+            print!(
+                "{}",
+                agent_sandbox::support(std::path::Path::new("/proc/self/exe")).report()
+            );
+            Ok(())
+        }
         Command::Prompt(args) => prompt::prompt(&args, &env),
         Command::Memory(args) => memory::memory(&args),
         Command::Tasks(args) => tasks::tasks(&args),
@@ -216,6 +265,7 @@ pub fn main() -> ExitCode {
 
 /// `main` of a chapter binary (`chapters/chNN/main.rs`). Like [`main`], call it first thing.
 pub fn chapter_main(chapter: u8) -> ExitCode {
+    enter();
     // SAFETY: as in `main`: still single-threaded, no child, no environment pointer held.
     let env = unsafe { ModelEnv::take_from_process() };
     let cli = parse_chapter_cli(
@@ -223,6 +273,7 @@ pub fn chapter_main(chapter: u8) -> ExitCode {
         std::iter::once(format!("ch{chapter:02}")).chain(std::env::args().skip(1)),
     );
     init_tracing(cli.verbose);
+    cli.args.apply_sandbox();
     finish(profile(chapter).and_then(|p| run::run(p, &cli.args, &env)))
 }
 

@@ -1,4 +1,5 @@
 mod attacks;
+mod background;
 mod manager;
 mod notice;
 mod tools;

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::manager;
 
-/// Runs one call the way the loop does and returns the text the model would see.
+/// Runs one call of the job tools and returns the text the model would see.
 async fn call(jobs: &Arc<JobManager>, name: &str, arguments: serde_json::Value) -> String {
     let registry = add_job_tools(ToolRegistry::builder(), jobs)
         .build()

@@ -1,2 +1,3 @@
 mod boundary;
+mod process;
 mod store;

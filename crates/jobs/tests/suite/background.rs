@@ -1,0 +1,47 @@
+//! `bash{command, run_in_background: true}`: the tools crate's `bash` handing a command to
+//! this crate's [`JobManager`] through the `BackgroundJobs` trait.
+
+use std::sync::Arc;
+
+use agent_core::ToolRegistry;
+use agent_jobs::tools::add_job_tools;
+use agent_jobs::{JobConfig, JobManager, JobStatus};
+use agent_tools::{Background, BashConfig, Workspace, add_bash_with};
+use serde_json::json;
+
+async fn call(registry: &ToolRegistry, arguments: serde_json::Value) -> String {
+    agent_test_support::call_tool(registry, "bash", arguments).await
+}
+
+#[tokio::test]
+async fn with_background_on_a_job_starts_and_the_call_returns_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    let jobs = Arc::new(JobManager::new(ws.clone(), JobConfig::default()));
+    let registry = add_bash_with(
+        ToolRegistry::builder(),
+        &ws,
+        BashConfig::default(),
+        Background::On(jobs.clone()),
+    );
+    let registry = add_job_tools(registry, &jobs).build().unwrap();
+    assert_eq!(registry.names(), ["bash", "job_output", "job_kill"]);
+    assert_eq!(
+        call(
+            &registry,
+            json!({"command": "echo hi", "run_in_background": true})
+        )
+        .await,
+        "started job 1 in the background; you will be told when it finishes; job_output{\"id\": 1} shows its output so far"
+    );
+    assert_eq!(jobs.wait(1).await.unwrap(), JobStatus::Exited { code: 0 });
+    // Without the flag it is the ordinary, waited-for bash.
+    assert_eq!(
+        call(
+            &registry,
+            json!({"command": "echo hi", "run_in_background": false})
+        )
+        .await,
+        "hi\n"
+    );
+}

@@ -1,0 +1,60 @@
+//! The Landlock rules: read the whole system, write only where the mode allows, no signals or
+//! abstract sockets out of the sandbox, and no TCP when the network is off.
+
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    Scope, path_beneath_rules,
+};
+
+use crate::{Mode, Network};
+
+/// The newest Landlock behaviour these rules are written for; an older kernel enforces what
+/// it knows (best effort), a kernel without Landlock is refused here (the agent then chose
+/// the unconfined fallback already).
+const ABI_TARGET: ABI = ABI::V6;
+
+/// Devices every command may write to (`> /dev/null`).
+const DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
+
+/// Restricts this process and every process it starts from now on.
+pub(crate) fn restrict(
+    mode: Mode,
+    network: Network,
+    workspace: &Path,
+    tmp: &Path,
+) -> Result<(), String> {
+    let fail = |err: landlock::RulesetError| format!("cannot set up Landlock: {err}");
+    let abi = ABI_TARGET;
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(fail)?
+        .scope(Scope::from_all(abi))
+        .map_err(fail)?;
+    if network == Network::Off {
+        // No rule allows a port: every TCP bind and connect is refused.
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(fail)?;
+    }
+    let mut writable = vec![tmp];
+    if mode == Mode::WorkspaceWrite {
+        writable.push(workspace);
+    }
+    let status = ruleset
+        .create()
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(DEVICES, AccessFs::from_all(abi)))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .map_err(fail)?
+        .restrict_self()
+        .map_err(fail)?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err("Landlock is not enforced by this kernel".to_string());
+    }
+    Ok(())
+}

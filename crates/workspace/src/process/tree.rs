@@ -1,0 +1,154 @@
+//! [`Killer`]: ends every process one call started, by its process group and its marker.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::CALL_MARKER;
+
+/// How many times the kill sweep looks again for marked processes (a process forking while
+/// the first sweep runs is caught by the next).
+const SWEEPS: usize = 5;
+
+/// Ends everything one call started. Cheap to clone; when the last clone is dropped the tree
+/// is killed, so a call that is cancelled or returns early cannot leave a process behind.
+#[derive(Debug, Clone)]
+pub struct Killer(Arc<Tree>);
+
+/// How the tree's processes are found when it is killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reach {
+    /// The leader is the sandbox helper: killing it kills the namespace's init, and the
+    /// kernel kills everything inside. No search, whatever the machine runs.
+    Namespace,
+    /// The process group, then a sweep of `/proc` for the call's marker.
+    Marker,
+}
+
+#[derive(Debug)]
+struct Tree {
+    marker: String,
+    reach: Reach,
+    /// The call's private temporary folder: the helper removes it when the command ends, but
+    /// not when it is killed.
+    tmp: Option<PathBuf>,
+    /// The leader's pid, which is its process group id too (spawned with `process_group(0)`).
+    leader: Option<libc::pid_t>,
+    state: Mutex<TreeState>,
+}
+
+/// Whether the tree was already killed, so a second kill (or the drop) does not sweep again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TreeState {
+    Running,
+    Killed,
+}
+
+impl Killer {
+    pub(super) fn new(
+        marker: String,
+        leader: Option<u32>,
+        reach: Reach,
+        tmp: Option<PathBuf>,
+    ) -> Self {
+        Self(Arc::new(Tree {
+            marker,
+            reach,
+            tmp,
+            leader: leader.and_then(|p| libc::pid_t::try_from(p).ok()),
+            state: Mutex::new(TreeState::Running),
+        }))
+    }
+
+    /// Kills the process group and every process carrying this call's marker; a second call
+    /// does nothing. Returns how many marked processes were found outside the group's signal.
+    pub fn kill(&self) -> usize {
+        self.0.kill()
+    }
+}
+
+impl Tree {
+    fn kill(&self) -> usize {
+        {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if *state == TreeState::Killed {
+                return 0;
+            }
+            *state = TreeState::Killed;
+        }
+        if let Some(pid) = self.leader {
+            // SAFETY: killpg only sends a signal; the group id is the leader's pid because it
+            // was spawned with `process_group(0)`. SIGKILL cannot be caught or ignored.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
+        if let Some(tmp) = &self.tmp {
+            // Every process that could write there was just sent SIGKILL; if the helper
+            // already removed it (the command ended by itself) there is nothing to do.
+            let _ = std::fs::remove_dir_all(tmp);
+        }
+        if self.reach == Reach::Namespace {
+            return 0;
+        }
+        let needle = format!("{CALL_MARKER}={}", self.marker);
+        let mut killed = 0;
+        for _ in 0..SWEEPS {
+            let marked = marked_processes(needle.as_bytes());
+            if marked.is_empty() {
+                break;
+            }
+            for pid in marked {
+                // SAFETY: kill only sends a signal to a process that carries our marker.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+                killed += 1;
+            }
+        }
+        killed
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Pids of live (not zombie) processes whose environment holds `needle` as one entry.
+fn marked_processes(needle: &[u8]) -> Vec<libc::pid_t> {
+    let me = std::process::id();
+    let Ok(proc_dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in proc_dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        // Only our own processes' environments are readable; others fail and are skipped.
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if !environ.split(|b| *b == 0).any(|var| var == needle) {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                stat.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        if let (false, Ok(pid)) = (zombie, libc::pid_t::try_from(pid)) {
+            found.push(pid);
+        }
+    }
+    found
+}
