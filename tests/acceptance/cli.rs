@@ -16,7 +16,12 @@ fn missing_configuration_exits_2_and_names_every_variable() {
         .stderr(predicate::str::starts_with(
             "error: missing model configuration: OPENAI_API_KEY, OPENAI_MODEL.\n",
         ))
-        .stderr(predicate::str::contains("just local-model"));
+        .stderr(predicate::str::ends_with(format!(
+            "No API key? `just -f {repo}/justfile local-model` serves a small model on 127.0.0.1 \
+             and prints the settings to use (`just chNN ...` in that folder does it for you), or \
+             replay a session offline with `--script {repo}/examples/scripts/chNN.json`.\n",
+            repo = agent_openai::config::repository()
+        )));
 }
 
 #[test]
