@@ -156,8 +156,9 @@ impl MemorySession {
             .ok()
     }
 
+    /// Told once, as an event (the CLI prints it as `[memory] error: …`); not also logged as
+    /// a warning, which printed every failure twice.
     fn record_error(&self, error: String) {
-        tracing::warn!("memory: {error}");
         self.events.emit(AgentEvent::MemoryFailed {
             message: error.clone(),
         });
