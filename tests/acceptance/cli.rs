@@ -363,3 +363,51 @@ fn a_record_file_that_cannot_be_opened_is_named() {
             "error: cannot open the --record file missing/requests.jsonl: No such file or directory (os error 2)\n",
         );
 }
+
+#[test]
+fn prompt_previews_the_reminder_placement() {
+    let dir = workspace();
+    command("agent-tutorial", dir.path())
+        .args(["memory", "add", "tabs", "--type", "user"])
+        .args(["--description", "Tabs in Rust", "--body", "Use tabs."])
+        .assert()
+        .success();
+    let body: serde_json::Value = serde_json::from_str(&stdout_of(
+        command("agent-tutorial", dir.path())
+            .args([
+                "prompt",
+                "--chapter",
+                "10",
+                "--json",
+                "--prompt",
+                "indent Rust",
+            ])
+            .args(["--memory-placement", "reminder"])
+            .assert()
+            .success(),
+    ))
+    .unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    // The system prompt without a memory section, then the block, then the user message.
+    assert_eq!(
+        (
+            messages[0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("## memory"),
+            &messages[1..]
+        ),
+        (
+            false,
+            &[
+                json!({"role": "system", "content": "<relevant_memories>\n## tabs (user)\nTabs in Rust\nUse tabs.\n</relevant_memories>"}),
+                json!({"role": "user", "content": "indent Rust"}),
+            ][..]
+        )
+    );
+    command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "9", "--memory-placement", "reminder"])
+        .assert()
+        .code(2)
+        .stderr("error: --memory-placement needs chapter 10 or later: chapter 9's system prompt is fixed (chapter 9 sends memory as its own message)\n");
+}
