@@ -456,7 +456,6 @@ fn readers_path(root: &Path, readme: &str, docs: &str) -> Vec<PathBuf> {
 }
 
 #[test]
-#[ignore = "enabled with the fixes to chapters 9-14 in the next commit"]
 fn the_readers_path_runs_in_one_folder() {
     let root = repo_root();
     let bin_dir = bin_dir();
