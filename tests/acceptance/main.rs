@@ -19,6 +19,7 @@ mod ch12;
 mod ch13;
 mod ch14;
 mod cli;
+mod doc_excerpts;
 mod docs;
 mod first_run;
 mod requests;
