@@ -310,3 +310,121 @@ not rust
         );
     }
 }
+
+/// The page's prose: fenced blocks and inline code spans left out (a link shown as code is
+/// not a link).
+fn prose(markdown: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Every other piece between backticks is code.
+        for (n, piece) in line.split('`').enumerate() {
+            if n % 2 == 0 {
+                out.push_str(piece);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The relative link targets of a page (`](target)`), without their `#anchor`; web links,
+/// pure anchors and links shown as code left out.
+pub fn relative_links(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let text = prose(markdown);
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[..end].split('#').next().unwrap_or("");
+        if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
+            out.push(target.to_string());
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// Every page a reader gets: the READMEs, AGENTS.md, docs/ and docs/zh/.
+fn all_pages(root: &Path) -> Vec<PathBuf> {
+    let mut pages: Vec<PathBuf> = ["README.md", "README.zh.md", "AGENTS.md"]
+        .iter()
+        .map(|p| root.join(p))
+        .collect();
+    for dir in ["docs", "docs/zh"] {
+        let mut md: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .collect();
+        md.sort();
+        pages.extend(md);
+    }
+    pages
+}
+
+/// Every Rust source file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn docs_and_comments_point_only_at_files_in_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut problems = Vec::new();
+    for page in all_pages(&root) {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page
+            .strip_prefix(&root)
+            .unwrap_or(&page)
+            .display()
+            .to_string();
+        for target in relative_links(&text) {
+            if !page.parent().unwrap().join(&target).exists() {
+                problems.push(format!("{name}: link to {target}, which does not exist"));
+            }
+        }
+        if text.contains(concat!("DESIGN", " §")) {
+            problems.push(format!(
+                "{name}: cites the design notes, a document outside the repository"
+            ));
+        }
+    }
+    let mut sources = Vec::new();
+    for dir in ["crates", "chapters", "tests"] {
+        rust_files(&root.join(dir), &mut sources);
+    }
+    for source in sources {
+        let text = std::fs::read_to_string(&source).unwrap();
+        // Split so that this file does not name what it looks for.
+        if text.contains(concat!("DESIGN", " §")) {
+            let name = source.strip_prefix(&root).unwrap_or(&source).display();
+            problems.push(format!(
+                "{name}: cites the design notes, a document outside the repository"
+            ));
+        }
+    }
+    assert_eq!(problems, Vec::<String>::new());
+}
+
+#[test]
+fn links_in_code_are_not_links() {
+    let page = "See [a](a.md#x) and `[b](b.md)`.\n```text\n[c](c.md)\n```\n[d](https://e) [f](#g) [h](../h.rs#L3)\n";
+    assert_eq!(relative_links(page), vec!["a.md", "../h.rs"]);
+}
