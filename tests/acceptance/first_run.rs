@@ -200,3 +200,40 @@ async fn a_scripted_session_needs_no_model() {
         (Some(0), "offline\n", false, Vec::new())
     );
 }
+
+/// `just --list` shows only the comment line right above a recipe: that line must be a whole
+/// sentence, not the end of one that started on the line before.
+#[test]
+fn every_recipe_description_just_lists_is_a_whole_sentence() {
+    let justfile =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../justfile"))
+            .unwrap();
+    let lines: Vec<&str> = justfile.lines().collect();
+    let mut cut = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        // `name args...:` at the start of a line (not a setting, a variable or a comment).
+        let is_recipe = !line.starts_with([' ', '\t', '#'])
+            && !line.contains(":=")
+            && line.split_once(':').is_some_and(|(head, _)| {
+                head.split_whitespace().next().is_some_and(|name| {
+                    name.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                })
+            });
+        if !is_recipe || n == 0 {
+            continue;
+        }
+        let Some(shown) = lines[n - 1].strip_prefix("# ") else {
+            continue;
+        };
+        let above = n
+            .checked_sub(2)
+            .and_then(|m| lines[m].strip_prefix("# "))
+            .map(str::trim_end);
+        let continues = above.is_some_and(|a| !a.ends_with(['.', ':']));
+        if continues || !shown.trim_end().ends_with('.') {
+            cut.push(format!("{}: {shown}", line.trim_end()));
+        }
+    }
+    assert_eq!(cut, Vec::<String>::new());
+}
