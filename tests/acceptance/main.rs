@@ -22,6 +22,7 @@ mod cli;
 mod doc_excerpts;
 mod docs;
 mod first_run;
+mod fragments;
 mod glossary;
 mod requests;
 mod security_key;

@@ -12,12 +12,17 @@
 //! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
 //! - [`names`]: the name rules of tools, skills and memory records, side by side.
 //!
+//! The vocabulary (messages, specs, failures, events, requests) is `agent-protocol`'s,
+//! re-exported here so a feature crate needs one dependency for the loop and its words.
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
 pub mod cancel;
 pub mod error;
 pub mod event;
-pub mod message;
+/// Model-visible fragments: the protocol crate's, re-exported.
+pub use agent_protocol::fragment;
+/// The conversation: the protocol crate's, re-exported.
+pub use agent_protocol::message;
 pub mod model;
 pub mod names;
 pub mod pairing;
@@ -28,14 +33,20 @@ pub mod scripted;
 pub mod seams;
 pub mod side_call;
 pub mod tool;
-pub mod verdict;
+/// Permission words: the protocol crate's, re-exported.
+pub use agent_protocol::verdict;
 
+pub use agent_protocol::{
+    AgentId, AgentIdError, EventEnvelope, InboxItem, InboxKind, PermissionDecision, RequestId,
+    Sender, TurnId,
+};
 pub use cancel::Cancellation;
 pub use error::error_chain;
 pub use event::{
     AgentEvent, CacheUse, CollectingSink, CompactionKind, EventSink, Events, NoEvents, PlanStep,
     RecoveryAction, RetryCause, StepStatus,
 };
+pub use fragment::{Fragment, FragmentKind, Template};
 pub use message::{Message, ToolCall};
 pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};

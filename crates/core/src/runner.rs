@@ -26,8 +26,13 @@ use crate::tool::{FailureCode, ToolFailure};
 /// The default bound on model requests per user turn.
 pub const DEFAULT_MAX_TURNS: usize = 30;
 
-/// Appended to the last request of a turn when `final_answer` is on (and no tools are sent).
-pub const FINAL_ANSWER_NOTE: &str = "You have used all the tool calls allowed for this turn. Answer the user now, in plain text, with what you have found so far.";
+/// Appended to the last request of a turn when `final_answer` is on (and no tools are sent): a
+/// fixed fragment, its text in `final_answer_note.md`.
+pub const FINAL_ANSWER_NOTE: &str = crate::fragment::Template::new(
+    crate::fragment::FragmentKind::FinalAnswerNote,
+    include_str!("final_answer_note.md"),
+)
+.source();
 
 /// Why a run ended without an answer. Tool failures are not here: they go back to the model.
 /// How a request's history is shaped.

@@ -1,4 +1,5 @@
 mod attacks;
+mod fragment;
 mod scheduler;
 mod tools;
 mod when;

@@ -2,6 +2,7 @@ mod attacks;
 mod crash;
 mod graph;
 mod ids;
+mod prompt;
 mod race;
 
 use std::sync::Arc;
