@@ -49,9 +49,12 @@ if [ -n "$needs_model" ] && { [ "${USE_LOCAL_MODEL:-}" = 1 ] || ! configured; };
     if [ "${USE_LOCAL_MODEL:-}" != 1 ]; then
         echo "no OPENAI_* configuration (environment or .env): using the local model, SmolLM2-135M on 127.0.0.1 (set OPENAI_API_KEY, OPENAI_MODEL to use another)" >&2
     fi
-    setup="${LOCAL_MODEL_SETUP:-bash $root/scripts/local-model.sh}"
     # The setup's progress goes to stderr; its stdout is the settings, one `export K=V` a line.
-    settings="$($setup)"
+    if [ -n "${LOCAL_MODEL_SETUP:-}" ]; then
+        settings="$(bash -c "$LOCAL_MODEL_SETUP")"
+    else
+        settings="$(bash "$root/scripts/local-model.sh")"
+    fi
     while IFS= read -r line; do
         line="${line#export }"
         case "$line" in

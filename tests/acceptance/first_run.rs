@@ -51,7 +51,7 @@ fn fake_setup(dir: &Path, uri: &str) -> String {
         ),
     )
     .unwrap();
-    format!("bash {}", path.display())
+    format!("bash '{}'", path.display())
 }
 
 struct Ran {
