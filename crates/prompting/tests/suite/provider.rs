@@ -107,7 +107,8 @@ async fn a_tool_registered_after_build_misses_the_cache_once() {
 /// the model is never told about tools it cannot call. The requests before it list them.
 #[tokio::test]
 async fn a_request_that_offers_no_tools_says_none_in_its_tools_section() {
-    use agent_core::{AgentRunner, Message, ModelReply, Recording, ScriptStep, ScriptedModel};
+    use agent_core::{AgentRunner, Message, ModelReply};
+    use agent_test_support::{Recording, ScriptStep, ScriptedModel};
     let tools = Arc::new(registry(&["bash", "read_file"]));
     let prompt = DynamicPromptProvider::new(
         Arc::new(DynamicPromptRenderer::new()),
