@@ -37,7 +37,15 @@ configured() {
     [ -f .env ] && grep -Eq '^[[:space:]]*(export[[:space:]]+)?OPENAI_API_KEY=.' .env
 }
 
-needs_model=yes
+# A chapter with a binary runs it; any other number goes to `agent-tutorial run --chapter N`,
+# which says what is wrong (planned, or no such chapter) without a model.
+if [ -f "$root/chapters/$bin_name/main.rs" ]; then
+    command=("$bin_name")
+    needs_model=yes
+else
+    command=(agent-tutorial run --chapter "$chapter")
+    needs_model=""
+fi
 for arg in "$@"; do
     case "$arg" in
         --script | --script=* | -h | --help | -V | --version) needs_model="" ;;
@@ -78,9 +86,9 @@ fi
 if [ -n "${AGENT_TUTORIAL_BIN_DIR:-}" ]; then
     bin_dir="$AGENT_TUTORIAL_BIN_DIR"
 else
-    (cd "$root" && cargo build -q -p agent-tutorial --bin "$bin_name")
+    (cd "$root" && cargo build -q -p agent-tutorial --bin "${command[0]}")
     target="${CARGO_TARGET_DIR:-$root/target}"
     case "$target" in /*) ;; *) target="$root/$target" ;; esac
     bin_dir="$target/debug"
 fi
-exec "$bin_dir/$bin_name" "${local_flags[@]}" "$@"
+exec "$bin_dir/${command[0]}" "${command[@]:1}" "${local_flags[@]}" "$@"

@@ -73,6 +73,11 @@ enum Config {
 
 /// Runs `run-chapter.sh 1 <args>` in a fresh folder.
 async fn run(config: Config, args: &[&str]) -> Ran {
+    run_chapter("1", config, args).await
+}
+
+/// Runs `run-chapter.sh <chapter> <args>` in a fresh folder.
+async fn run_chapter(chapter: &str, config: Config, args: &[&str]) -> Ran {
     let server = server().await;
     let uri = server.uri();
     let dir = tempfile::tempdir().unwrap();
@@ -81,7 +86,7 @@ async fn run(config: Config, args: &[&str]) -> Ran {
     let setup = fake_setup(dir.path(), &uri);
     let mut cmd = std::process::Command::new("bash");
     cmd.arg(script())
-        .arg("1")
+        .arg(chapter)
         .args(args)
         .current_dir(&work)
         .env("LOCAL_MODEL_SETUP", setup)
@@ -198,6 +203,25 @@ async fn a_scripted_session_needs_no_model() {
     assert_eq!(
         (ran.code, ran.stdout.as_str(), ran.setup_ran, ran.requests),
         (Some(0), "offline\n", false, Vec::new())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chapter_not_built_yet_is_refused_without_setting_up_a_model() {
+    let ran = run_chapter("15", Config::Nowhere, &["--prompt", "hi"]).await;
+    assert_eq!(
+        (
+            ran.code,
+            ran.stdout.as_str(),
+            ran.stderr.as_str(),
+            ran.setup_ran
+        ),
+        (
+            Some(2),
+            "",
+            "error: chapter 15 is planned but not built yet; run `agent-tutorial chapters` to see what is\n",
+            false
+        )
     );
 }
 
