@@ -353,6 +353,44 @@ pub fn relative_links(markdown: &str) -> Vec<String> {
     out
 }
 
+/// The repository paths a page names in inline code (`crates/core/src/runner.rs`): those
+/// starting with a top folder of the repository, without placeholders (`chNN`, `<id>`, `*`).
+pub fn code_paths(markdown: &str) -> Vec<String> {
+    const TOP: [&str; 6] = [
+        "crates/",
+        "tests/",
+        "scripts/",
+        "examples/",
+        "chapters/",
+        "docs/",
+    ];
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        for (n, piece) in line.split('`').enumerate() {
+            let path = piece.trim_end_matches('.');
+            let plain = path
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c));
+            if n % 2 == 1
+                && plain
+                && !path.contains("NN")
+                && TOP.iter().any(|top| path.starts_with(top))
+            {
+                out.push(path.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// Every page a reader gets: the READMEs, AGENTS.md, docs/ and docs/zh/.
 fn all_pages(root: &Path) -> Vec<PathBuf> {
     let mut pages: Vec<PathBuf> = ["README.md", "README.zh.md", "AGENTS.md"]
@@ -405,6 +443,11 @@ fn docs_and_comments_point_only_at_files_in_the_repository() {
                 "{name}: cites the design notes, a document outside the repository"
             ));
         }
+        for path in code_paths(&text) {
+            if !root.join(&path).exists() {
+                problems.push(format!("{name}: names {path}, which does not exist"));
+            }
+        }
     }
     let mut sources = Vec::new();
     for dir in ["crates", "chapters", "tests"] {
@@ -427,4 +470,13 @@ fn docs_and_comments_point_only_at_files_in_the_repository() {
 fn links_in_code_are_not_links() {
     let page = "See [a](a.md#x) and `[b](b.md)`.\n```text\n[c](c.md)\n```\n[d](https://e) [f](#g) [h](../h.rs#L3)\n";
     assert_eq!(relative_links(page), vec!["a.md", "../h.rs"]);
+}
+
+#[test]
+fn repository_paths_in_inline_code_are_found() {
+    let page = "In `crates/core/src/runner.rs`, `tests/acceptance/chNN.rs`, `cargo test`, `docs/x.md`.\n```sh\ncat `crates/no.rs`\n```\n";
+    assert_eq!(
+        code_paths(page),
+        vec!["crates/core/src/runner.rs", "docs/x.md"]
+    );
 }
