@@ -254,8 +254,10 @@ fn every_recipe_description_just_lists_is_a_whole_sentence() {
             .checked_sub(2)
             .and_then(|m| lines[m].strip_prefix("# "))
             .map(str::trim_end);
-        let continues = above.is_some_and(|a| !a.ends_with(['.', ':']));
-        if continues || !shown.trim_end().ends_with('.') {
+        // A sentence ends with `.` (also inside parentheses, `.)`) or introduces with `:`; a
+        // description may end on an elided value (`…`).
+        let continues = above.is_some_and(|a| !(a.ends_with(['.', ':']) || a.ends_with(".)")));
+        if continues || !shown.trim_end().ends_with(['.', '…']) {
             cut.push(format!("{}: {shown}", line.trim_end()));
         }
     }
