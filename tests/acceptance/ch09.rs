@@ -295,3 +295,28 @@ fn list_skips_a_corrupt_record_and_forget_archives_the_name_list_shows() {
         "not a record\n"
     );
 }
+
+#[test]
+fn a_memory_failure_is_printed_once() {
+    let dir = workspace();
+    command("agent-tutorial", dir.path())
+        .args(["memory", "add", "tabs", "--type", "user"])
+        .args(["--description", "Tabs in Rust"])
+        .assert()
+        .success();
+    // The selector answers prose: keyword fallback, one error line.
+    let script = write_script(
+        dir.path(),
+        json!([{"content": "no idea"}, {"content": "ok"}, {"content": "[]"}]),
+    );
+    command("ch09", dir.path())
+        .args(["--script", script.to_str().unwrap(), "--prompt", "indent Rust"])
+        .assert()
+        .success()
+        .stdout("ok\n")
+        .stderr(
+            "[memory] error: selector failed, used keyword fallback: the reply is not a JSON array of names (expected ident at line 1 column 2)\n\
+             [memory] selected: tabs\n\
+             [memory] extracted: (none)\n",
+        );
+}

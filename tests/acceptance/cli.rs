@@ -16,7 +16,12 @@ fn missing_configuration_exits_2_and_names_every_variable() {
         .stderr(predicate::str::starts_with(
             "error: missing model configuration: OPENAI_API_KEY, OPENAI_MODEL.\n",
         ))
-        .stderr(predicate::str::contains("just local-model"));
+        .stderr(predicate::str::ends_with(format!(
+            "No API key? `just -f {repo}/justfile local-model` serves a small model on 127.0.0.1 \
+             and prints the settings to use (`just chNN ...` in that folder does it for you), or \
+             replay a session offline with `--script {repo}/examples/scripts/chNN.json`.\n",
+            repo = agent_openai::config::repository()
+        )));
 }
 
 #[test]
@@ -357,4 +362,52 @@ fn a_record_file_that_cannot_be_opened_is_named() {
         .stderr(
             "error: cannot open the --record file missing/requests.jsonl: No such file or directory (os error 2)\n",
         );
+}
+
+#[test]
+fn prompt_previews_the_reminder_placement() {
+    let dir = workspace();
+    command("agent-tutorial", dir.path())
+        .args(["memory", "add", "tabs", "--type", "user"])
+        .args(["--description", "Tabs in Rust", "--body", "Use tabs."])
+        .assert()
+        .success();
+    let body: serde_json::Value = serde_json::from_str(&stdout_of(
+        command("agent-tutorial", dir.path())
+            .args([
+                "prompt",
+                "--chapter",
+                "10",
+                "--json",
+                "--prompt",
+                "indent Rust",
+            ])
+            .args(["--memory-placement", "reminder"])
+            .assert()
+            .success(),
+    ))
+    .unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    // The system prompt without a memory section, then the block, then the user message.
+    assert_eq!(
+        (
+            messages[0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("## memory"),
+            &messages[1..]
+        ),
+        (
+            false,
+            &[
+                json!({"role": "system", "content": "<relevant_memories>\n## tabs (user)\nTabs in Rust\nUse tabs.\n</relevant_memories>"}),
+                json!({"role": "user", "content": "indent Rust"}),
+            ][..]
+        )
+    );
+    command("agent-tutorial", dir.path())
+        .args(["prompt", "--chapter", "9", "--memory-placement", "reminder"])
+        .assert()
+        .code(2)
+        .stderr("error: --memory-placement needs chapter 10 or later: chapter 9's system prompt is fixed (chapter 9 sends memory as its own message)\n");
 }

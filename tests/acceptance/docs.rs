@@ -12,9 +12,14 @@
 //!   into the scratch area; `OPENAI_*` and `RUST_LOG` are unset.
 //! - The block must exit 0, unless the info string says otherwise: `sh offline exit=2`.
 //! - A `text expected` block right after it (only blank lines between) lists lines; each
-//!   non-empty line must occur in the block's stdout or stderr, as a substring of one line.
+//!   non-empty line must BE one whole line of the block's stdout or stderr (trailing spaces
+//!   aside), verbatim. `[…]` in an expected line stands for an elided part (any text, also
+//!   none): `[memory] selected: […]` matches any selection. Nothing else is left out silently.
 //!
-//! One test runs every page and reports every failing block at once.
+//! Two tests: every page in a fresh copy of its own (each page can be read alone), and the
+//! reader's path — `README.md`, then `docs/ch01.md` … the last chapter, in order, in ONE copy,
+//! as a reader who made one scratch folder works through them (the same for 中文). Each reports
+//! every failing block at once.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -152,7 +157,7 @@ pub fn blocks(markdown: &str) -> Result<Vec<Block>, String> {
                 last.expected = block
                     .body
                     .lines()
-                    .map(str::trim)
+                    .map(str::trim_end)
                     .filter(|l| !l.is_empty())
                     .map(str::to_string)
                     .collect();
@@ -274,7 +279,33 @@ fn run_block(code: &str, cwd: &Path, scratch: &Path, bin_dir: &Path, scripts: &P
     }
 }
 
-/// The expected lines that occur in no line of stdout or stderr.
+/// The marker for an elided part of an expected line.
+pub const ELIDED: &str = "[…]";
+
+/// Whether the output line `got` is the expected line `want`: equal, trailing spaces aside, or
+/// with each `[…]` of `want` standing for any text.
+pub fn line_matches(want: &str, got: &str) -> bool {
+    let got = got.trim_end();
+    let parts: Vec<&str> = want.split(ELIDED).collect();
+    let [first, middle @ .., last] = parts.as_slice() else {
+        return want == got;
+    };
+    if middle.is_empty() && parts.len() == 1 {
+        return want == got;
+    }
+    let Some(mut rest) = got.strip_prefix(first) else {
+        return false;
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
+}
+
+/// The expected lines that are no whole line of stdout or stderr.
 fn missing<'a>(expected: &'a [String], stdout: &str, stderr: &str) -> Vec<&'a str> {
     expected
         .iter()
@@ -282,7 +313,7 @@ fn missing<'a>(expected: &'a [String], stdout: &str, stderr: &str) -> Vec<&'a st
             !stdout
                 .lines()
                 .chain(stderr.lines())
-                .any(|line| line.contains(want.as_str()))
+                .any(|line| line_matches(want, line))
         })
         .map(String::as_str)
         .collect()
@@ -297,14 +328,39 @@ fn tail(text: &str) -> String {
         .collect()
 }
 
-/// Runs one page's blocks in a fresh copy of the example workspace; failures appended to
-/// `report`. Returns how many blocks ran.
-fn run_page(page: &Path, root: &Path, bin_dir: &Path, report: &mut String) -> usize {
-    let name = page
-        .strip_prefix(root)
+/// A scratch area: a copy of the example workspace (`workspace/`, the blocks' working
+/// directory) and the `config/` and `home/` folders the blocks' environment points to.
+struct Scratch {
+    dir: tempfile::TempDir,
+    cwd: PathBuf,
+}
+
+fn scratch(root: &Path) -> Scratch {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().join("workspace");
+    copy_dir(&root.join("examples/workspace"), &cwd).unwrap();
+    std::fs::create_dir_all(dir.path().join("config")).unwrap();
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    Scratch { dir, cwd }
+}
+
+fn page_name(page: &Path, root: &Path) -> String {
+    page.strip_prefix(root)
         .unwrap_or(page)
         .display()
-        .to_string();
+        .to_string()
+}
+
+/// Runs one page's blocks in `scratch`; failures appended to `report`. Returns how many
+/// blocks ran.
+fn run_page_in(
+    page: &Path,
+    root: &Path,
+    bin_dir: &Path,
+    scratch: &Scratch,
+    report: &mut String,
+) -> usize {
+    let name = page_name(page, root);
     let text = std::fs::read_to_string(page).unwrap();
     let blocks = match blocks(&text) {
         Ok(blocks) => blocks,
@@ -313,20 +369,18 @@ fn run_page(page: &Path, root: &Path, bin_dir: &Path, report: &mut String) -> us
             return 0;
         }
     };
-    if blocks.is_empty() {
-        return 0;
-    }
-    let scratch = tempfile::tempdir().unwrap();
-    let cwd = scratch.path().join("workspace");
-    copy_dir(&root.join("examples/workspace"), &cwd).unwrap();
-    std::fs::create_dir_all(scratch.path().join("config")).unwrap();
-    std::fs::create_dir_all(scratch.path().join("home")).unwrap();
     let scripts = root
         .join("examples/scripts")
         .canonicalize()
         .unwrap_or_else(|_| root.join("examples/scripts"));
     for (n, block) in blocks.iter().enumerate() {
-        let ran = run_block(&block.code, &cwd, scratch.path(), bin_dir, &scripts);
+        let ran = run_block(
+            &block.code,
+            &scratch.cwd,
+            scratch.dir.path(),
+            bin_dir,
+            &scripts,
+        );
         let missing = missing(&block.expected, &ran.stdout, &ran.stderr);
         if ran.code == Some(block.exit) && missing.is_empty() {
             continue;
@@ -357,17 +411,21 @@ fn run_page(page: &Path, root: &Path, bin_dir: &Path, report: &mut String) -> us
     blocks.len()
 }
 
+fn bin_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_agent-tutorial"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
 #[test]
 fn every_offline_block_in_the_docs_runs_as_written() {
     let root = repo_root();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_agent-tutorial"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
+    let bin_dir = bin_dir();
     let mut report = String::new();
     let mut ran = 0;
     for page in pages(&root) {
-        ran += run_page(&page, &root, &bin_dir, &mut report);
+        ran += run_page_in(&page, &root, &bin_dir, &scratch(&root), &mut report);
     }
     // The README has offline blocks: finding none means the test looked in the wrong place.
     assert!(
@@ -381,8 +439,63 @@ fn every_offline_block_in_the_docs_runs_as_written() {
     );
 }
 
+/// The reader's path of one language: the README, then every chapter page in order.
+fn readers_path(root: &Path, readme: &str, docs: &str) -> Vec<PathBuf> {
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(root.join(docs))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ch") && n.ends_with(".md"))
+        })
+        .collect();
+    chapters.sort();
+    std::iter::once(root.join(readme)).chain(chapters).collect()
+}
+
+#[test]
+fn the_readers_path_runs_in_one_folder() {
+    let root = repo_root();
+    let bin_dir = bin_dir();
+    let mut report = String::new();
+    for (readme, docs) in [("README.md", "docs"), ("README.zh.md", "docs/zh")] {
+        let path = readers_path(&root, readme, docs);
+        // README and chapters 1 to 14 at least: a shorter path means the pages moved.
+        assert!(path.len() >= 15, "{readme}: {path:?}");
+        let scratch = scratch(&root);
+        for page in &path {
+            run_page_in(page, &root, &bin_dir, &scratch, &mut report);
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "on the reader's path (README, then chapter 1, 2, … in one folder), blocks that fail:\n\n{report}"
+    );
+}
+
 mod extraction {
-    use super::{Block, blocks};
+    use super::{Block, blocks, line_matches};
+
+    #[test]
+    fn an_expected_line_is_a_whole_line_with_explicit_elisions() {
+        let cases = [
+            ("[result] ok", "[result] ok", true),
+            ("[result] ok", "[result] ok   ", true),
+            ("[result] ok", "[result] ok: 2 files", false),
+            ("result] ok", "[result] ok", false),
+            (" INFO request", "INFO request", false),
+            ("[result] ok[…]", "[result] ok: 2 files", true),
+            ("[…] more missed runs", "756 more missed runs", true),
+            ("a […] c […] e", "a b c d e", true),
+            ("a […] c […] e", "a b d e", false),
+            ("ab[…]ba", "aba", false),
+        ];
+        for (want, got, matches) in cases {
+            assert_eq!(line_matches(want, got), matches, "{want:?} vs {got:?}");
+        }
+    }
 
     fn block(line: usize, code: &str, exit: i32, expected: &[&str]) -> Block {
         Block {
@@ -461,7 +574,7 @@ not expected lines
                 1,
                 "ch01 --prompt x\n",
                 0,
-                &["[tool] bash {\"command\":\"ls\"}", "[result] ok"]
+                &["[tool] bash {\"command\":\"ls\"}", "  [result] ok"]
             )]
         );
     }

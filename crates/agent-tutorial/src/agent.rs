@@ -117,6 +117,12 @@ impl Agent {
     /// The request the next turn would send first, without calling the model.
     pub async fn preview_request(&self, prompt: &str) -> Result<ModelRequest, RunError> {
         let mut history = self.history.clone();
+        // As a turn stores it (see `run_turn_cancellable`), so a preview shows the placement.
+        if self.memory_placement == MemoryPlacement::Reminder
+            && let Some(block) = self.memory.as_ref().and_then(|m| m.render_selected())
+        {
+            history.push(Arc::new(Message::system(block)));
+        }
         history.push(Arc::new(Message::user(prompt)));
         self.runner.prepare_request(&history).await
     }

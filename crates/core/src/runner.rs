@@ -303,11 +303,11 @@ impl AgentRunner {
         }
         // Asked last, after memory selection and history preparation, so the prompt reflects
         // the state this very request is built from (chapter 10).
-        let system = self
-            .prompt
-            .system_prompt()
-            .await
-            .map_err(RunError::Prompt)?;
+        let system = match offer {
+            Offer::Tools => self.prompt.system_prompt().await,
+            Offer::FinalAnswerOnly => self.prompt.system_prompt_without_tools().await,
+        }
+        .map_err(RunError::Prompt)?;
         if system.trim().is_empty() {
             return Err(RunError::EmptySystemPrompt);
         }

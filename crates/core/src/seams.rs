@@ -69,6 +69,13 @@ pub type PromptError = SeamError;
 pub trait SystemPromptProvider: Send + Sync {
     /// The system prompt for the next request; empty is an error (there is no fallback).
     async fn system_prompt(&self) -> Result<String, PromptError>;
+
+    /// The prompt for a request that offers no tools (`--final-answer`'s last request): a
+    /// prompt that lists tools must not list them here, or the model is told about tools it
+    /// cannot call. The same prompt by default, for prompts that list none.
+    async fn system_prompt_without_tools(&self) -> Result<String, PromptError> {
+        self.system_prompt().await
+    }
 }
 
 /// The fixed prompt of chapters 1–9: rendered once at build time, returned every time.

@@ -62,6 +62,10 @@ enum SessionError {
     SideCall(#[from] SideCallError),
     #[error("the reply is not a JSON array of names ({0})")]
     NotNames(serde_json::Error),
+    /// The server stopped the reply at its length limit: the list may be missing names, and
+    /// a cut list that still parses would be trusted as if it were whole.
+    #[error("the reply was cut off at the length limit")]
+    CutOff,
     #[error("{count} names selected, at most {MAX_SELECTED} allowed")]
     TooMany { count: usize },
     #[error("`{0}` is not a saved memory")]
@@ -166,8 +170,9 @@ impl MemorySession {
             .ok()
     }
 
+    /// Told once, as an event (the CLI prints it as `[memory] error: …`); not also logged as
+    /// a warning, which printed every failure twice.
     fn record_error(&self, error: String) {
-        tracing::warn!("memory: {error}");
         self.events.emit(AgentEvent::MemoryFailed {
             message: error.clone(),
         });
@@ -262,13 +267,20 @@ impl MemorySession {
             .map(|r| format!("{}: {}", r.name, r.description))
             .collect();
         let input = format!("Message:\n{query}\n\nMemories:\n{}", list.join("\n"));
+        let reply = self
+            .model
+            .complete(&side_call::request(SELECT_PROMPT, input))
+            .await
+            .map_err(|err| SessionError::SideCall(err.into()))?;
+        if reply.finish_reason.as_deref() == Some("length") {
+            return Err(SessionError::CutOff);
+        }
+        let text = reply.content.unwrap_or_default();
         let named: Vec<String> =
-            side_call::ask_json(self.model.as_ref(), SELECT_PROMPT, input, JsonShape::Array)
-                .await
-                .map_err(|err| match err {
-                    SideCallError::Reply(e) => SessionError::NotNames(e),
-                    other => SessionError::SideCall(other),
-                })?;
+            side_call::parse_json(&text, JsonShape::Array).map_err(|err| match err {
+                SideCallError::Reply(e) => SessionError::NotNames(e),
+                other => SessionError::SideCall(other),
+            })?;
         // A name given twice is selected once, where it first appears.
         let mut names: Vec<String> = Vec::with_capacity(named.len());
         for name in named {

@@ -418,7 +418,14 @@ impl MemoryStore {
             check_bounds(&format!("record `{}`", record.name), &text)?;
             files.push((format!("{}-{}.md", record.name, unique_suffix()), text));
         }
-        self.locked(MissingFolder::Create, |dir| {
+        // A change that only removes has nothing to remove from a store that does not exist:
+        // it must not create `.memory/` (and its lock file) just to say so.
+        let missing = if change.add.is_empty() {
+            MissingFolder::Empty
+        } else {
+            MissingFolder::Create
+        };
+        self.locked(missing, |dir| {
             let (version, current) = self.read_index(dir)?;
             if change.expected.is_some_and(|v| v != version) {
                 return Err(MemoryError::Changed);

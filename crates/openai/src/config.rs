@@ -103,6 +103,19 @@ fn matching_flags(missing: &[&'static str]) -> &'static str {
     }
 }
 
+/// The repository this binary was built from: the missing-configuration message names its
+/// justfile and example scripts by absolute path, so the suggestion also works from a scratch
+/// folder (`just local-model` alone finds no justfile there).
+pub fn repository() -> String {
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir
+        .parent()
+        .and_then(std::path::Path::parent)
+        .unwrap_or(crate_dir)
+        .display()
+        .to_string()
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error(
@@ -111,12 +124,14 @@ pub enum ConfigError {
          working directory, or pass the matching flag ({}).\n\
          OPENAI_BASE_URL defaults to {DEFAULT_BASE_URL}; for a local OpenAI-compatible server set \
          it to the server's /v1 address, and any non-empty key works (OPENAI_API_KEY=local).\n\
-         No API key? Run `just local-model` to serve a small model on 127.0.0.1; it prints the \
-         settings to use.",
+         No API key? `just -f {repo}/justfile local-model` serves a small model on 127.0.0.1 \
+         and prints the settings to use (`just chNN ...` in that folder does it for you), or \
+         replay a session offline with `--script {repo}/examples/scripts/chNN.json`.",
         .missing.join(", "),
         if .missing.len() == 1 { "it" } else { "them" },
         .missing[0],
-        matching_flags(.missing)
+        matching_flags(.missing),
+        repo = repository()
     )]
     Missing { missing: Vec<&'static str> },
     #[error(
@@ -391,7 +406,26 @@ mod tests {
                 "missing model configuration: OPENAI_API_KEY, OPENAI_MODEL.\nSet them"
             )
         );
-        assert!(text.contains("`just local-model`"));
+        let repo = repository();
+        assert_eq!(
+            text.lines().last(),
+            Some(
+                format!(
+                    "No API key? `just -f {repo}/justfile local-model` serves a small model on \
+                     127.0.0.1 and prints the settings to use (`just chNN ...` in that folder does \
+                     it for you), or replay a session offline with \
+                     `--script {repo}/examples/scripts/chNN.json`."
+                )
+                .as_str()
+            )
+        );
+        // The named files exist: the suggestion works from any folder.
+        assert!(std::path::Path::new(&repo).join("justfile").is_file());
+        assert!(
+            std::path::Path::new(&repo)
+                .join("examples/scripts/ch10.json")
+                .is_file()
+        );
     }
 
     #[test]

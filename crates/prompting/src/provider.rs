@@ -133,11 +133,21 @@ impl DynamicPromptProvider {
     /// nothing changed costs a few comparisons and one copy of the text (the
     /// [`SystemPromptProvider`] contract hands out an owned `String`).
     pub fn render(&self) -> Result<String, PromptError> {
+        self.render_with(ToolNames::Registry(&self.tools))
+    }
+
+    /// Renders the prompt for a request that offers no tools: its tools section says
+    /// `(none)`, so the model is never told about tools it cannot call.
+    pub fn render_without_tools(&self) -> Result<String, PromptError> {
+        self.render_with(ToolNames::List(&[]))
+    }
+
+    fn render_with(&self, tools: ToolNames<'_>) -> Result<String, PromptError> {
         let memory = self.memory.as_ref().and_then(|m| m.selected_block());
         let inputs = CheckedInputs {
             identity: &self.identity,
             context: &self.context,
-            tools: ToolNames::Registry(&self.tools),
+            tools,
             workspace: &self.workspace,
             skills: self.skills.as_deref(),
             memory: memory.as_deref(),
@@ -168,5 +178,9 @@ impl DynamicPromptProvider {
 impl SystemPromptProvider for DynamicPromptProvider {
     async fn system_prompt(&self) -> Result<String, PromptError> {
         self.render()
+    }
+
+    async fn system_prompt_without_tools(&self) -> Result<String, PromptError> {
+        self.render_without_tools()
     }
 }

@@ -57,8 +57,15 @@ pub fn list(tasks: &Tasks, status: Option<Status>) -> String {
     lines.join("\n")
 }
 
-/// One task in full: its line, owner, edges both ways, times, then the description.
+/// One task in full: its line, owner, edges both ways, times (epoch seconds), then the
+/// description. What `task_get` answers the model, unchanged since chapter 12.
 pub fn detail(tasks: &Tasks, task: &Task) -> String {
+    detail_with(tasks, task, &|seconds| seconds.to_string())
+}
+
+/// [`detail`] with the times written by `time` (epoch seconds in): `tasks show` prints dates
+/// for people, while the tool's result keeps the bytes its requests always carried.
+pub fn detail_with(tasks: &Tasks, task: &Task, time: &dyn Fn(u64) -> String) -> String {
     let blocked_by: Vec<String> = task
         .blocked_by
         .iter()
@@ -81,8 +88,8 @@ pub fn detail(tasks: &Tasks, task: &Task) -> String {
         task.owner.as_deref().unwrap_or("(none)"),
         none(blocked_by.join(", ")),
         none(hashes(&blocks)),
-        task.created,
-        task.updated,
+        time(task.created),
+        time(task.updated),
     );
     if !task.description.is_empty() {
         text.push_str("\n\n");

@@ -1,5 +1,5 @@
 //! `agent-workspace`: the one boundary every path goes through, and the one way commands are
-//! started (DESIGN §3b).
+//! started (docs/architecture.md, "The security model").
 //!
 //! - [`Workspace::inside`] says which place inside the workspace a path names, or refuses it
 //!   ([`PathError::Escape`]): `..` past the root, an absolute path elsewhere, a symlink that

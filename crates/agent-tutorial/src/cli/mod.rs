@@ -339,6 +339,12 @@ fn silenced(target: &str) -> bool {
     })
 }
 
+/// Whether log lines may carry colour codes: only on a terminal, and not when `NO_COLOR` is set
+/// to anything non-empty (<https://no-color.org>).
+fn colored(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(std::ffi::OsStr::is_empty)
+}
+
 fn init_tracing(verbose: u8) {
     use tracing_subscriber::field::MakeExt as _;
     use tracing_subscriber::layer::{Layer as _, SubscriberExt as _};
@@ -368,7 +374,10 @@ fn init_tracing(verbose: u8) {
     let output = tracing_subscriber::fmt::layer()
         .fmt_fields(fields)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(colored(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ))
         .without_time()
         .with_target(false)
         .with_filter(levels)
@@ -399,6 +408,20 @@ pub(crate) fn runtime() -> CliResult<tokio::runtime::Runtime> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn no_color_turns_colour_off_on_a_terminal() {
+        use std::ffi::OsStr;
+        let cases = [
+            (true, None, true),
+            (true, Some(OsStr::new("1")), false),
+            (true, Some(OsStr::new("")), true),
+            (false, None, false),
+        ];
+        for (terminal, no_color, want) in cases {
+            assert_eq!(super::colored(terminal, no_color), want, "{no_color:?}");
+        }
+    }
+
     use super::silenced;
 
     #[test]

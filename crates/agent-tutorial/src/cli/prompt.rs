@@ -36,6 +36,9 @@ pub struct PromptArgs {
     /// The model name to put in the JSON body (default: OPENAI_MODEL, else a placeholder).
     #[arg(long)]
     model: Option<String>,
+    /// Chapter 10 on: where the selected memories go, as with `run` (default: `prompt`).
+    #[arg(long, value_enum, value_name = "WHERE")]
+    memory_placement: Option<crate::MemoryPlacement>,
 }
 
 /// A model that must never be called: `prompt` only builds requests.
@@ -55,8 +58,10 @@ pub fn first_request(
     profile: Profile,
     workspace: agent_tools::Workspace,
     prompt: &str,
+    placement: crate::MemoryPlacement,
 ) -> CliResult<ModelRequest> {
-    let deps = AgentDeps::new(Arc::new(NoModel), workspace);
+    let mut deps = AgentDeps::new(Arc::new(NoModel), workspace);
+    deps.memory_placement = placement;
     let agent = build_preview_agent(profile, deps, prompt).map_err(CliError::usage)?;
     runtime()?
         .block_on(agent.preview_request(prompt))
@@ -65,8 +70,9 @@ pub fn first_request(
 
 pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
     let profile = Profile::for_chapter(args.chapter).map_err(CliError::usage)?;
+    let placement = super::run::memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
-    let request = first_request(profile, workspace.clone(), &args.prompt)?;
+    let request = first_request(profile, workspace.clone(), &args.prompt, placement)?;
     if let Some(base) = args.diff {
         let base = match base {
             0 if profile.chapter <= 1 => {
@@ -83,7 +89,13 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
             base => base,
         };
         let base_profile = Profile::for_chapter(base).map_err(CliError::usage)?;
-        let base_request = first_request(base_profile, workspace, &args.prompt)?;
+        // The base chapter gets the same placement where it has one (chapter 10 on).
+        let base_placement = if base_profile.has(crate::Capability::DynamicPrompt) {
+            placement
+        } else {
+            crate::MemoryPlacement::default()
+        };
+        let base_request = first_request(base_profile, workspace, &args.prompt, base_placement)?;
         let diff = render::unified_diff(
             &render::full(&base_request),
             &render::full(&request),

@@ -142,8 +142,11 @@ fn session_cache_key() -> String {
 }
 
 /// `--memory-placement` means something only where the prompt is built at run time.
-fn memory_placement(profile: Profile, args: &RunArgs) -> CliResult<crate::MemoryPlacement> {
-    match args.memory_placement {
+pub(crate) fn memory_placement(
+    profile: Profile,
+    placement: Option<crate::MemoryPlacement>,
+) -> CliResult<crate::MemoryPlacement> {
+    match placement {
         Some(_) if !profile.has(Capability::DynamicPrompt) => {
             Err(CliError::usage(anyhow::anyhow!(
                 "--memory-placement needs chapter 10 or later: chapter {}'s system prompt is fixed (chapter 9 sends memory as its own message)",
@@ -156,7 +159,7 @@ fn memory_placement(profile: Profile, args: &RunArgs) -> CliResult<crate::Memory
 
 /// `env` holds the `OPENAI_*` variables taken out of the process environment at start-up.
 pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
-    let placement = memory_placement(profile, args)?;
+    let placement = memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
     let model = choose_model(profile, args, env)?;
     let mut deps = AgentDeps::new(model.client(), workspace.clone());

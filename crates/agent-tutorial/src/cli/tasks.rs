@@ -70,8 +70,32 @@ pub fn tasks(args: &TasksArgs) -> CliResult {
                 other => CliError::runtime(other),
             })?;
             let tasks = store.load().map_err(CliError::runtime)?;
-            println!("{}", sanitize(&render::detail(&tasks, &task)));
+            println!("{}", sanitize(&render::detail_with(&tasks, &task, &readable_time)));
         }
     }
     Ok(())
+}
+
+/// Epoch seconds as a UTC date and time (`2023-11-14 22:13:20 UTC`), like `cron list`; the raw
+/// number when it is past what a date can hold (a hand-edited record).
+fn readable_time(seconds: u64) -> String {
+    i64::try_from(seconds)
+        .ok()
+        .and_then(|s| agent_cron::Timestamp::from_second(s).ok())
+        .map_or_else(
+            || seconds.to_string(),
+            |t| t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_are_dates_in_utc() {
+        assert_eq!(
+            super::readable_time(1_700_000_000),
+            "2023-11-14 22:13:20 UTC"
+        );
+        assert_eq!(super::readable_time(u64::MAX), u64::MAX.to_string());
+    }
 }

@@ -82,6 +82,14 @@ async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
             reply("[\"nope\"]"),
             "selector failed, used keyword fallback: `nope` is not a saved memory",
         ),
+        // A list cut at the length limit may be missing names even when it parses.
+        (
+            ScriptStep::Reply(ModelReply {
+                finish_reason: Some("length".into()),
+                ..ModelReply::text("[\"deploy\"]")
+            }),
+            "selector failed, used keyword fallback: the reply was cut off at the length limit",
+        ),
     ];
     for (step, error) in cases {
         let (_d, _m, session) = setup(vec![step], MemoryDelivery::OwnMessage);

@@ -248,3 +248,17 @@ fn concurrent_writers_lose_nothing() {
     let store = MemoryStore::open(&ws);
     assert_eq!(store.load().unwrap().len(), 20);
 }
+
+#[test]
+fn forgetting_in_a_workspace_without_memory_creates_nothing() {
+    let (dir, store) = setup();
+    assert_eq!(
+        store.forget("nope").unwrap_err().to_string(),
+        MemoryError::NotFound("nope".into()).to_string()
+    );
+    let entries: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(entries, Vec::<String>::new());
+}

@@ -102,3 +102,36 @@ async fn a_tool_registered_after_build_misses_the_cache_once() {
     );
     assert_eq!(provider.renderer().cache_hits(), 2);
 }
+
+/// `--final-answer`'s last request offers no tools: its system prompt lists none either, so
+/// the model is never told about tools it cannot call. The requests before it list them.
+#[tokio::test]
+async fn a_request_that_offers_no_tools_says_none_in_its_tools_section() {
+    use agent_core::{AgentRunner, Message, ModelReply};
+    use agent_test_support::{Recording, ScriptStep, ScriptedModel};
+    let tools = Arc::new(registry(&["bash", "read_file"]));
+    let prompt = DynamicPromptProvider::new(
+        Arc::new(DynamicPromptRenderer::new()),
+        "Be brief.",
+        PromptContext::from_value(json!({"chapter": 10})).unwrap(),
+        tools.clone(),
+        "/work/project",
+    );
+    let model = Arc::new(
+        ScriptedModel::new(vec![ScriptStep::Reply(ModelReply::text("done"))])
+            .recording(Recording::Requests),
+    );
+    let runner = AgentRunner::builder(model.clone(), tools, Arc::new(prompt))
+        .max_turns(1)
+        .final_answer(true)
+        .build();
+    runner.run_turn(&mut Vec::new(), "hi").await.unwrap();
+    let request = &model.requests()[0];
+    assert_eq!(request.tools, Vec::new());
+    assert_eq!(
+        *request.messages[0],
+        Message::system(
+            "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project"
+        )
+    );
+}

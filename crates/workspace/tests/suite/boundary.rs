@@ -294,13 +294,17 @@ mod properties {
         ]
     }
 
-    /// Everything under `dir`: (relative path, content or link target), sorted.
-    fn snapshot(dir: &Path) -> Vec<(String, String)> {
+    /// Everything under `dir` except the `skip` subtree: (relative path, content or link
+    /// target), sorted. Never follows a link.
+    fn snapshot(dir: &Path, skip: &Path) -> Vec<(String, String)> {
         let mut out = Vec::new();
         let mut stack = vec![dir.to_path_buf()];
         while let Some(here) = stack.pop() {
             for entry in std::fs::read_dir(&here).unwrap().flatten() {
                 let path = entry.path();
+                if path == skip {
+                    continue;
+                }
                 let rel = path.strip_prefix(dir).unwrap().display().to_string();
                 let meta = std::fs::symlink_metadata(&path).unwrap();
                 if meta.is_dir() {
@@ -320,6 +324,89 @@ mod properties {
         out
     }
 
+    /// The folder `parents` names below `root`, made of real folders only: a missing one is
+    /// created, and a link or a file on the way means `None`. Nothing is followed, so a
+    /// fixture never builds through an outward link (as root, `create_dir_all` through a `/`
+    /// link once made `/b`).
+    fn real_folder(root: &Path, parents: &[String]) -> Option<std::path::PathBuf> {
+        let mut folder = root.to_path_buf();
+        for name in parents {
+            folder.push(name);
+            match std::fs::symlink_metadata(&folder) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => return None,
+                Err(_) => std::fs::create_dir(&folder).ok()?,
+            }
+        }
+        Some(folder)
+    }
+
+    /// A fixture in `dir`: `dir/outside/` (secrets) and the workspace two levels down,
+    /// `dir/nest/ws/`, so that every relative outward link (`../..` from the root lands on
+    /// `dir`) stays inside the test's own temporary folder.
+    struct Fixture {
+        dir: tempfile::TempDir,
+        root: std::path::PathBuf,
+        outside: std::path::PathBuf,
+    }
+
+    fn fixture(tree: &[(Vec<String>, String, Node)]) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("nest/ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(outside.join("a")).unwrap();
+        std::fs::write(outside.join("secret"), "SECRET").unwrap();
+        std::fs::write(outside.join("a/secret"), "SECRET").unwrap();
+        for (parents, leaf, node) in tree {
+            // Only build below real folders; anything else is skipped.
+            let Some(folder) = real_folder(&root, parents) else {
+                continue;
+            };
+            let at = folder.join(leaf);
+            if std::fs::symlink_metadata(&at).is_ok() {
+                continue;
+            }
+            let _ = match node {
+                Node::Dir => std::fs::create_dir(&at),
+                Node::File => std::fs::write(&at, "inside"),
+                Node::LinkIn(t) | Node::Dangling(t) => symlink(t, &at),
+                Node::LinkOut(t) if t == "OUTSIDE" => symlink(&outside, &at),
+                Node::LinkOut(t) => symlink(t, &at),
+            };
+        }
+        Fixture { dir, root, outside }
+    }
+
+    #[test]
+    fn the_fixture_never_builds_through_a_link() {
+        // `b` -> `../..` (the temp folder): `b/x` must not be made. (No child under the `/`
+        // link here: a regression would write into the real `/`.)
+        let out = |t: &str| Node::LinkOut(t.to_string());
+        let tree = vec![
+            (vec![], "a".to_string(), out("/")),
+            (vec![], "b".to_string(), out("../..")),
+            (vec!["b".to_string()], "x".to_string(), Node::File),
+            (vec!["c".to_string()], "d".to_string(), Node::File),
+        ];
+        let f = fixture(&tree);
+        assert_eq!(
+            snapshot(f.dir.path(), Path::new("")),
+            vec![
+                ("nest".to_string(), "<dir>".to_string()),
+                ("nest/ws".to_string(), "<dir>".to_string()),
+                ("nest/ws/a".to_string(), "-> /".to_string()),
+                ("nest/ws/b".to_string(), "-> ../..".to_string()),
+                ("nest/ws/c".to_string(), "<dir>".to_string()),
+                ("nest/ws/c/d".to_string(), "inside".to_string()),
+                ("outside".to_string(), "<dir>".to_string()),
+                ("outside/a".to_string(), "<dir>".to_string()),
+                ("outside/a/secret".to_string(), "SECRET".to_string()),
+                ("outside/secret".to_string(), "SECRET".to_string()),
+            ]
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         #[test]
@@ -327,32 +414,11 @@ mod properties {
             tree in prop::collection::vec((prop::collection::vec(name(), 0..3), name(), node()), 0..12),
             paths in prop::collection::vec((start(), prop::collection::vec(component(), 1..6)), 1..8),
         ) {
-            let dir = tempfile::tempdir().unwrap();
-            let root = dir.path().join("ws");
-            let outside = dir.path().join("outside");
-            std::fs::create_dir_all(&root).unwrap();
-            std::fs::create_dir_all(outside.join("a")).unwrap();
-            std::fs::write(outside.join("secret"), "SECRET").unwrap();
-            std::fs::write(outside.join("a/secret"), "SECRET").unwrap();
-            for (parents, leaf, node) in &tree {
-                let folder = parents.iter().fold(root.clone(), |p, n| p.join(n));
-                // Only build below real folders; anything else is skipped.
-                if std::fs::create_dir_all(&folder).is_err() || !folder.is_dir() {
-                    continue;
-                }
-                let at = folder.join(leaf);
-                if std::fs::symlink_metadata(&at).is_ok() {
-                    continue;
-                }
-                let _ = match node {
-                    Node::Dir => std::fs::create_dir(&at),
-                    Node::File => std::fs::write(&at, "inside"),
-                    Node::LinkIn(t) | Node::Dangling(t) => symlink(t, &at),
-                    Node::LinkOut(t) if t == "OUTSIDE" => symlink(&outside, &at),
-                    Node::LinkOut(t) => symlink(t, &at),
-                };
-            }
-            let before = snapshot(&outside);
+            let f = fixture(&tree);
+            let (root, outside) = (f.root.clone(), f.outside.clone());
+            // The whole temporary folder but the workspace: a write through `../..` into the
+            // folder above the root would show here.
+            let before = snapshot(f.dir.path(), &root);
             let ws = Workspace::new(&root).unwrap();
             let canonical_root = ws.root().to_path_buf();
             for (start, components) in &paths {
@@ -382,7 +448,7 @@ mod properties {
                 let _ = ws.create_dir_all(&inside);
                 let _ = ws.remove_leftovers(&inside);
             }
-            prop_assert_eq!(snapshot(&outside), before);
+            prop_assert_eq!(snapshot(f.dir.path(), &root), before);
         }
     }
 }
