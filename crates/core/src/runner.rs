@@ -222,6 +222,11 @@ impl AgentRunner {
         self.max_turns
     }
 
+    /// The names of the history processors every request goes through, in order.
+    pub fn processor_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.processors.iter().map(|p| p.name())
+    }
+
     /// Builds the request the runner would send next for `history`, without sending it.
     /// `agent-tutorial prompt` uses this, so what it prints is what the loop sends.
     pub async fn prepare_request(

@@ -176,7 +176,30 @@ pub struct RunArgs {
     /// `## memory` section; `reminder`: a static system prompt, and the block as a system
     /// message before each turn's user message, so a new selection keeps the cached history.
     #[arg(long, value_enum, value_name = "WHERE")]
-    pub memory_placement: Option<crate::MemoryPlacement>,
+    pub memory_placement: Option<PlacementArg>,
+}
+
+/// `--memory-placement`: the harness's [`crate::MemoryPlacement`] as a command-line value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlacementArg {
+    /// Chapter 10's design: the system prompt renders the block as its `## memory` section.
+    /// When the selection changes, the very first message changes, and a provider's prompt
+    /// cache can reuse nothing after the bytes before that section.
+    #[default]
+    Prompt,
+    /// The system prompt stays static; each turn's block is stored in the conversation as a
+    /// system message right before that turn's user message, where it then stays. A new
+    /// selection is appended after the cached history instead of rewriting its start.
+    Reminder,
+}
+
+impl From<PlacementArg> for crate::MemoryPlacement {
+    fn from(arg: PlacementArg) -> Self {
+        match arg {
+            PlacementArg::Prompt => Self::Prompt,
+            PlacementArg::Reminder => Self::Reminder,
+        }
+    }
 }
 
 #[derive(Debug, Parser)]

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use clap::Args;
 
 use super::{CliError, CliResult, open_workspace, runtime};
-use crate::bootstrap::{AgentDeps, build_preview_agent};
 use crate::render;
+use crate::{AgentDeps, build_preview_agent};
 
 #[derive(Debug, Clone, Args)]
 pub struct PromptArgs {

@@ -13,8 +13,8 @@ use super::interrupt::Interrupts;
 use super::line_editor::{Input, LineEditor};
 use super::trust::HookTrust;
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
-use crate::bootstrap::{Agent, AgentDeps, build_agent};
 use crate::observer::CliObserver;
+use crate::{Agent, AgentDeps, build_agent};
 
 /// The model a run talks to: a script (offline) or a real server.
 enum ModelChoice {
@@ -149,7 +149,7 @@ fn memory_placement(profile: Profile, args: &RunArgs) -> CliResult<crate::Memory
                 profile.chapter
             )))
         }
-        placement => Ok(placement.unwrap_or_default()),
+        placement => Ok(placement.unwrap_or_default().into()),
     }
 }
 
@@ -207,7 +207,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
             // Chapter 14: what is due runs after the prompt's turn, before the process exits.
             super::scheduled::run_due(&mut agent, |a, p| run_turn(&rt, a, p, interrupts.as_ref()));
         }),
-        None => interactive(&rt, &mut agent, interrupts.as_ref()),
+        None => interactive(&rt, profile, &mut agent, interrupts.as_ref()),
     };
     // Also after a failed run: the requests that were sent are what the report is about.
     if let Some(format) = args.cache_report {
@@ -264,10 +264,11 @@ fn one_turn(
 /// valid. Chapter 11 on, a terminal gets a line editor and Ctrl-C at the prompt quits (130).
 fn interactive(
     rt: &tokio::runtime::Runtime,
+    profile: Profile,
     agent: &mut Agent,
     interrupts: Option<&Interrupts>,
 ) -> CliResult {
-    let prompt = format!("ch{:02} >> ", agent.profile().chapter);
+    let prompt = format!("ch{:02} >> ", profile.chapter);
     let mut input = match interrupts {
         Some(_) => LineEditor::open(),
         None => LineEditor::Plain,

@@ -1,11 +1,11 @@
-//! The composition root: turns a chapter profile into a wired [`Agent`].
+//! The composition root: turns an [`AgentSpec`] (a set of capabilities) into a wired [`Agent`].
 //!
-//! This is the only place that knows which chapter switches on what. Read it next to the
-//! profile table in `crate::profile`: every `profile.has(..)` here is one row there.
+//! This is the only place that knows what each [`Capability`] wires in. Which capabilities a
+//! chapter has is the chapter table's business (`agent-tutorial`'s `Profile`).
 
 use std::sync::Arc;
 
-use crate::{Capability, MemoryPlacement, Profile};
+use crate::{Capabilities, Capability, MemoryPlacement};
 use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
 use agent_hooks::HookRegistry;
 
@@ -112,18 +112,31 @@ impl AgentDeps {
     }
 }
 
+/// What to build: the capabilities, and the context the dynamic prompt (chapter 10) names
+/// the agent by (the chapter table passes `{"chapter": 10, "profile": "P10"}`).
+#[derive(Debug, Clone)]
+pub struct AgentSpec {
+    /// What the agent can do.
+    pub capabilities: Capabilities,
+    /// The `context:` line of the dynamic prompt's identity section.
+    pub context: PromptContext,
+}
+
+/// Why an agent could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
+    /// Two tools with one name, or a bad schema.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The prompt context is not a JSON object of plain values.
     #[error("invalid prompt context: {0}")]
     Context(#[from] agent_prompting::ContextError),
 }
 
-/// The tools of `profile` except `task`; used for the agent and, fresh, for each subagent
+/// The tools of `caps` except `task`; used for the agent and, fresh, for each subagent
 /// (whose `bash` never starts background jobs: it ends before their notices could reach it).
 fn base_tools(
-    profile: Profile,
+    caps: Capabilities,
     workspace: &Workspace,
     bash: BashConfig,
     background: Background,
@@ -131,19 +144,19 @@ fn base_tools(
     skills: &Arc<SkillCatalog>,
 ) -> ToolRegistryBuilder {
     let mut tools = ToolRegistry::builder();
-    if profile.has(Capability::Bash) {
+    if caps.has(Capability::Bash) {
         tools = match background {
             Background::Off => add_bash(tools, workspace, bash),
             on => add_bash_with(tools, workspace, bash, on),
         };
     }
-    if profile.has(Capability::Files) {
+    if caps.has(Capability::Files) {
         tools = add_file_tools(tools, workspace);
     }
-    if profile.has(Capability::Todo) {
+    if caps.has(Capability::Todo) {
         tools = tools.tool(todo::spec(), Arc::new(TodoWrite(todo.clone())));
     }
-    if profile.has(Capability::Skills) {
+    if caps.has(Capability::Skills) {
         let handler = LoadSkill {
             catalog: skills.clone(),
             workspace: workspace.clone(),
@@ -155,12 +168,12 @@ fn base_tools(
 
 /// The fixed system prompt of chapters 1–9; from chapter 7 on it ends with the skill catalog.
 fn fixed_system_prompt(
-    profile: Profile,
+    caps: Capabilities,
     workspace: &Workspace,
     skills: &SkillCatalog,
 ) -> Arc<FixedPrompt> {
     let mut text = FIXED_SYSTEM_PROMPT.trim_end().to_string();
-    if profile.has(Capability::Skills) {
+    if caps.has(Capability::Skills) {
         text.push_str("\n\n");
         text.push_str(
             SKILLS_SECTION
@@ -207,26 +220,17 @@ fn fixed_prompt(template: &str, workspace: &Workspace) -> Arc<FixedPrompt> {
 /// Chapter 10's provider: identity and context bound now, tools and memory read live, the
 /// skill catalog as scanned now (omitted when there is no skill).
 fn dynamic_prompt(
-    profile: Profile,
+    spec: &AgentSpec,
     workspace: &Workspace,
     tools: &Arc<ToolRegistry>,
     skills: &SkillCatalog,
     memory: Option<&Arc<MemorySession>>,
     tasks: Option<&Arc<TaskStore>>,
 ) -> Result<DynamicPromptProvider, BuildError> {
-    #[derive(serde::Serialize)]
-    struct Context {
-        chapter: u8,
-        profile: String,
-    }
-    let context = PromptContext::from_serialize(&Context {
-        chapter: profile.chapter,
-        profile: profile.id(),
-    })?;
     let mut provider = DynamicPromptProvider::new(
         Arc::new(DynamicPromptRenderer::new()),
         IDENTITY.trim(),
-        context,
+        spec.context.clone(),
         tools.clone(),
         workspace.root().display().to_string(),
     )
@@ -253,7 +257,7 @@ fn dynamic_prompt(
 /// What a subagent shares with its parent (chapter 6): model, workspace, permission gate and
 /// hooks. Its registry, plan and history are its own, built fresh for every `task` call.
 struct ChildParts {
-    profile: Profile,
+    caps: Capabilities,
     model: Arc<dyn ModelClient>,
     workspace: Workspace,
     bash: BashConfig,
@@ -268,7 +272,7 @@ impl ChildParts {
         // `base_tools` never adds `task`: a subagent cannot start subagents.
         let todo = Arc::new(TodoList::new(self.events.clone()));
         let registry = base_tools(
-            self.profile,
+            self.caps,
             &self.workspace,
             self.bash,
             Background::Off,
@@ -285,7 +289,7 @@ impl ChildParts {
         .gate(self.gate.clone())
         .hooks(self.hooks.clone())
         .events(self.events.sink().clone());
-        if self.profile.has(Capability::Todo) {
+        if self.caps.has(Capability::Todo) {
             child = child.processor(Arc::new(TodoReminder::new(self.events.clone())));
         }
         Ok(child.build())
@@ -302,19 +306,19 @@ enum StartSelection<'a> {
     KeywordsFor(&'a str),
 }
 
-/// Builds the agent for `profile`.
-pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildError> {
-    build(profile, deps, StartSelection::Empty)
+/// Builds the agent `spec` describes.
+pub fn build_agent(spec: &AgentSpec, deps: AgentDeps) -> Result<Agent, BuildError> {
+    build(spec, deps, StartSelection::Empty)
 }
 
 /// Builds an agent whose next request shows what a first turn with `prompt` would send, memories
 /// selected by keywords: for `agent-tutorial prompt`. Nothing of another agent is touched.
 pub fn build_preview_agent(
-    profile: Profile,
+    spec: &AgentSpec,
     deps: AgentDeps,
     prompt: &str,
 ) -> Result<Agent, BuildError> {
-    build(profile, deps, StartSelection::KeywordsFor(prompt))
+    build(spec, deps, StartSelection::KeywordsFor(prompt))
 }
 
 /// Chapter 11: every model call of the agent (the loop's, memory's, compaction's, a
@@ -330,16 +334,17 @@ fn recovering(deps: &AgentDeps) -> Arc<dyn ModelClient> {
 }
 
 fn build(
-    profile: Profile,
+    spec: &AgentSpec,
     mut deps: AgentDeps,
     start: StartSelection<'_>,
 ) -> Result<Agent, BuildError> {
-    if profile.has(Capability::Recovery) {
+    let caps = spec.capabilities;
+    if caps.has(Capability::Recovery) {
         deps.model = recovering(&deps);
     }
     let workspace = deps.workspace.clone();
     let events = Events::new(deps.events.clone());
-    let gate: Arc<dyn PermissionGate> = if profile.has(Capability::Policy) {
+    let gate: Arc<dyn PermissionGate> = if caps.has(Capability::Policy) {
         Arc::new(permission_gate(&workspace, &deps))
     } else {
         Arc::new(AllowAll)
@@ -347,28 +352,28 @@ fn build(
     let mut hooks = deps.hooks;
     hooks.set_events(events.clone());
     let hooks = Arc::new(hooks);
-    let turn_hooks: Arc<dyn TurnHooks> = if profile.has(Capability::Hooks) {
+    let turn_hooks: Arc<dyn TurnHooks> = if caps.has(Capability::Hooks) {
         hooks.clone()
     } else {
         Arc::new(NoHooks)
     };
 
     // Scanned once, here: a skill added on disk needs a rebuild (see docs/ch07.md).
-    let skills = Arc::new(if profile.has(Capability::Skills) {
+    let skills = Arc::new(if caps.has(Capability::Skills) {
         SkillCatalog::scan(&workspace)
     } else {
         SkillCatalog::default()
     });
     let todo = Arc::new(TodoList::new(events.clone()));
     // Chapter 13: the session's jobs; dropping the agent drops them and kills what still runs.
-    let jobs = profile
+    let jobs = caps
         .has(Capability::Background)
         .then(|| Arc::new(JobManager::new(workspace.clone(), deps.jobs.clone())));
     let background = jobs.clone().map_or(Background::Off, Background::On);
-    let mut tools = base_tools(profile, &workspace, deps.bash, background, &todo, &skills);
-    if profile.has(Capability::Subagent) {
+    let mut tools = base_tools(caps, &workspace, deps.bash, background, &todo, &skills);
+    if caps.has(Capability::Subagent) {
         let child = ChildParts {
-            profile,
+            caps,
             model: deps.model.clone(),
             workspace: workspace.clone(),
             bash: deps.bash,
@@ -384,7 +389,7 @@ fn build(
     }
     // Chapter 12: the persistent task list, for the main agent only (a subagent's tools are
     // its parent's chapter-5 set: it works on one delegated job, not on the backlog).
-    let task_store = profile
+    let task_store = caps
         .has(Capability::TaskGraph)
         .then(|| Arc::new(TaskStore::open(&workspace)));
     if let Some(store) = &task_store {
@@ -392,7 +397,7 @@ fn build(
     }
     // Chapter 14: scheduled prompts, for the main agent only (a subagent ends with its task;
     // the REPL that runs what is due talks to the main agent).
-    let scheduler = profile
+    let scheduler = caps
         .has(Capability::Cron)
         .then(|| Arc::new(Scheduler::new(&workspace, deps.cron_clock.clone())));
     if let Some(scheduler) = &scheduler {
@@ -400,9 +405,9 @@ fn build(
     }
     let tools = Arc::new(tools.build()?);
 
-    let memory = profile.has(Capability::Memory).then(|| {
+    let memory = caps.has(Capability::Memory).then(|| {
         // Chapter 9 shows the selection as its own message; chapter 10's prompt renders it.
-        let delivery = if profile.has(Capability::DynamicPrompt) {
+        let delivery = if caps.has(Capability::DynamicPrompt) {
             MemoryDelivery::InSystemPrompt
         } else {
             MemoryDelivery::OwnMessage
@@ -422,15 +427,15 @@ fn build(
         };
         Arc::new(session.with_selection(selected))
     });
-    let placement = if profile.has(Capability::DynamicPrompt) {
+    let placement = if caps.has(Capability::DynamicPrompt) {
         deps.memory_placement
     } else {
         MemoryPlacement::Prompt
     };
-    let prompt: Arc<dyn SystemPromptProvider> = if profile.has(Capability::DynamicPrompt) {
+    let prompt: Arc<dyn SystemPromptProvider> = if caps.has(Capability::DynamicPrompt) {
         // `Reminder`: the prompt never shows memory; `Agent` stores the block in the history.
         let provider = dynamic_prompt(
-            profile,
+            spec,
             &workspace,
             &tools,
             &skills,
@@ -441,7 +446,7 @@ fn build(
         )?;
         Arc::new(provider.events(events.clone()))
     } else {
-        fixed_system_prompt(profile, &workspace, &skills)
+        fixed_system_prompt(caps, &workspace, &skills)
     };
 
     let mut runner = AgentRunner::builder(deps.model.clone(), tools, prompt)
@@ -452,14 +457,14 @@ fn build(
         .events(deps.events.clone());
     // Processor order matters: the reminder counts rounds in the full history; compaction
     // shapes the conversation; the memory message goes in last, so it is never compacted.
-    if profile.has(Capability::Todo) {
+    if caps.has(Capability::Todo) {
         runner = runner.processor(Arc::new(TodoReminder::new(events.clone())));
     }
-    if profile.has(Capability::Artifacts) {
+    if caps.has(Capability::Artifacts) {
         let store = ArtifactStore::new(workspace.clone(), deps.artifacts).events(events.clone());
         runner = runner.shaper(Arc::new(store));
     }
-    if profile.has(Capability::Compaction) {
+    if caps.has(Capability::Compaction) {
         let compactor = Compactor::new(deps.model.clone(), workspace.clone(), deps.compaction);
         runner = runner
             .processor(Arc::new(compactor.events(events.clone())))
@@ -478,7 +483,7 @@ fn build(
         runner = runner.inbox(jobs.clone());
     }
     Ok(Agent {
-        profile,
+        spec: spec.clone(),
         runner: runner.build(),
         history: Vec::new(),
         memory,
@@ -493,32 +498,38 @@ mod tests {
     use super::*;
     use agent_core::ScriptedModel;
 
-    /// The processors `chapter`'s runner has, by name, in order. Read from the runner's
-    /// `Debug` output: the runner offers no other view of them.
-    fn processors(chapter: u8) -> Vec<String> {
+    /// The capabilities of the chapters up to memory (chapter 9), as the chapter table has them.
+    fn up_to_memory() -> Capabilities {
+        Capability::ALL
+            .into_iter()
+            .take_while(|c| *c != Capability::DynamicPrompt)
+            .collect()
+    }
+
+    /// The processors of the runner built for `capabilities`, by name, in order.
+    fn processors(capabilities: Capabilities) -> Vec<&'static str> {
         let dir = tempfile::tempdir().unwrap();
         let deps = AgentDeps::new(
             Arc::new(ScriptedModel::new([])),
             Workspace::new(dir.path()).unwrap(),
         );
-        let agent = build_agent(Profile::for_chapter(chapter).unwrap(), deps).unwrap();
-        let debug = format!("{:?}", agent.runner);
-        let list = debug
-            .split_once("processors: [")
-            .and_then(|(_, rest)| rest.split_once(']'))
-            .map(|(list, _)| list)
-            .unwrap();
-        list.split(", ")
-            .map(|n| n.trim_matches('"').to_string())
-            .collect()
+        let spec = AgentSpec {
+            capabilities,
+            context: PromptContext::from_value(serde_json::json!({})).unwrap(),
+        };
+        let agent = build_agent(&spec, deps).unwrap();
+        agent.runner.processor_names().collect()
     }
 
     #[test]
-    fn only_chapter_9_registers_the_memory_injector() {
+    fn only_memory_without_the_dynamic_prompt_registers_the_memory_injector() {
         assert_eq!(
-            processors(9),
-            vec!["todo_reminder", "compaction", "memory_injector"]
+            processors(up_to_memory()),
+            ["todo_reminder", "compaction", "memory_injector"]
         );
-        assert_eq!(processors(10), vec!["todo_reminder", "compaction"]);
+        assert_eq!(
+            processors(up_to_memory().with(Capability::DynamicPrompt)),
+            ["todo_reminder", "compaction"]
+        );
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::{MemoryPlacement, Profile};
+use crate::{AgentSpec, MemoryPlacement};
 use agent_core::{
     AgentRunner, Cancellation, Message, ModelRequest, RunError, ToolRegistry, TurnOutcome,
 };
@@ -16,7 +16,7 @@ use agent_memory::MemorySession;
 /// built with, not kept here.
 #[derive(Debug)]
 pub struct Agent {
-    pub(crate) profile: Profile,
+    pub(crate) spec: AgentSpec,
     pub(crate) runner: AgentRunner,
     /// Shared with every request built from it (`Arc`): a request copies no message.
     pub(crate) history: Vec<Arc<Message>>,
@@ -31,14 +31,17 @@ pub struct Agent {
 }
 
 impl Agent {
-    pub fn profile(&self) -> Profile {
-        self.profile
+    /// What the agent was built from.
+    pub fn spec(&self) -> &AgentSpec {
+        &self.spec
     }
 
+    /// The tools the model is offered.
     pub fn tools(&self) -> &Arc<ToolRegistry> {
         self.runner.tools()
     }
 
+    /// The conversation so far (without the system prompt).
     pub fn history(&self) -> &[Arc<Message>] {
         &self.history
     }

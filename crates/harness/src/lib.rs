@@ -1,0 +1,14 @@
+//! `agent-harness`: the composition root as a library, and the session that drives agents.
+//!
+//! - [`bootstrap`]: [`build_agent`] turns an [`AgentSpec`] (a set of [`Capabilities`]) into a
+//!   wired [`Agent`]; a second agent is one more call.
+//! - [`Agent`]: the runner, the conversation so far, and the per-turn memory lifecycle.
+
+mod agent;
+pub mod bootstrap;
+mod capability;
+pub mod memory_placement;
+
+pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
+pub use capability::{Capabilities, Capability};
+pub use memory_placement::MemoryPlacement;
