@@ -12,12 +12,15 @@
 //! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
 //! - [`names`]: the name rules of tools, skills and memory records, side by side.
 //!
+//! The vocabulary (messages, specs, failures, events, requests) is `agent-protocol`'s,
+//! re-exported here so a feature crate needs one dependency for the loop and its words.
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
 pub mod cancel;
 pub mod error;
 pub mod event;
-pub mod message;
+/// The conversation: the protocol crate's, re-exported.
+pub use agent_protocol::message;
 pub mod model;
 pub mod names;
 pub mod pairing;
@@ -28,8 +31,13 @@ pub mod scripted;
 pub mod seams;
 pub mod side_call;
 pub mod tool;
-pub mod verdict;
+/// Permission words: the protocol crate's, re-exported.
+pub use agent_protocol::verdict;
 
+pub use agent_protocol::{
+    AgentId, AgentIdError, EventEnvelope, InboxItem, InboxKind, PermissionDecision, RequestId,
+    Sender, TurnId,
+};
 pub use cancel::Cancellation;
 pub use error::error_chain;
 pub use event::{

@@ -139,10 +139,10 @@ impl PathError {
     }
 }
 
-impl From<PathError> for agent_core::ToolFailure {
+impl From<PathError> for agent_protocol::ToolFailure {
     /// As the model sees it: an escape is `path_escape`, anything else a failed execution.
     fn from(err: PathError) -> Self {
-        use agent_core::{FailureCode, ToolFailure};
+        use agent_protocol::{FailureCode, ToolFailure};
         match err {
             PathError::Escape { .. } => ToolFailure::new(FailureCode::PathEscape, err.to_string()),
             other => ToolFailure::execution(other),

@@ -36,3 +36,23 @@ impl Verdict {
         Self::new(Behavior::Passthrough, source, "")
     }
 }
+
+/// A final permission decision for one call, as the audit log records it (chapter 3): the
+/// merged behaviour of every participant, which one decided, and what happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionDecision {
+    /// The call decided.
+    pub call_id: String,
+    /// Its tool.
+    pub tool: String,
+    /// Its validated arguments.
+    pub arguments: serde_json::Value,
+    /// The merged behaviour before approval.
+    pub merged: Behavior,
+    /// Which participant decided (a rule's name, `approval`, …).
+    pub source: String,
+    /// The final decision: the call runs.
+    pub allowed: bool,
+    /// Why, in the decider's words.
+    pub reason: String,
+}

@@ -1,0 +1,254 @@
+//! What a tool is: the spec the model sees, the handler that runs, and how failures are told.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What running a tool can do to the world; the permission pipeline (chapter 3) keys on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolEffect {
+    Read,
+    Write,
+    Execute,
+    External,
+}
+
+/// The part of a tool the model sees. Registered apart from the handler (codex-rs style), so
+/// the request bytes depend only on specs and several names can share one handler.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON schema for the arguments (the subset `agent-core` checks); strict: unknown
+    /// fields are rejected unless the schema says `additionalProperties: true`.
+    pub parameters: Value,
+    pub effect: ToolEffect,
+}
+
+impl ToolSpec {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        effect: ToolEffect,
+        parameters: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            effect,
+        }
+    }
+}
+
+/// Why a tool call failed, as the model reads it in `Error [<code>]: …`. A closed set: the
+/// codes are part of what the model is taught, so a new one is a decision made here, not a
+/// string typed somewhere in a feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureCode {
+    /// No tool of that name is registered.
+    UnknownTool,
+    /// The arguments are not JSON.
+    InvalidJson,
+    /// The arguments do not match the tool's schema (or the handler's own checks).
+    InvalidArguments,
+    /// The handler ran and failed.
+    ToolExecutionError,
+    /// A path leads outside the workspace.
+    PathEscape,
+    /// The permission pipeline (chapter 3) denied the call.
+    PermissionDenied,
+    /// A PreToolUse hook failed, so its call does not run (hooks fail closed).
+    HookError,
+    /// A PreToolUse hook blocked the call.
+    HookBlocked,
+    /// A PostToolUse hook stopped the run before this call of the batch ran.
+    HookStoppedContinuation,
+    /// The subagent (chapter 6) failed.
+    SubagentExecutionError,
+    /// The subagent used all its turns without a final answer.
+    SubagentTurnLimit,
+    /// The user cancelled the turn (Ctrl-C, chapter 11) before this call finished.
+    Cancelled,
+}
+
+impl FailureCode {
+    /// Every code, in the order above.
+    pub const ALL: [FailureCode; 12] = [
+        Self::UnknownTool,
+        Self::InvalidJson,
+        Self::InvalidArguments,
+        Self::ToolExecutionError,
+        Self::PathEscape,
+        Self::PermissionDenied,
+        Self::HookError,
+        Self::HookBlocked,
+        Self::HookStoppedContinuation,
+        Self::SubagentExecutionError,
+        Self::SubagentTurnLimit,
+        Self::Cancelled,
+    ];
+
+    /// The stable text the model sees.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::UnknownTool => "unknown_tool",
+            Self::InvalidJson => "invalid_json",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::ToolExecutionError => "tool_execution_error",
+            Self::PathEscape => "path_escape",
+            Self::PermissionDenied => "permission_denied",
+            Self::HookError => "hook_error",
+            Self::HookBlocked => "hook_blocked",
+            Self::HookStoppedContinuation => "hook_stopped_continuation",
+            Self::SubagentExecutionError => "subagent_execution_error",
+            Self::SubagentTurnLimit => "subagent_turn_limit",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl fmt::Display for FailureCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure that goes back to the model as the tool result `Error [<code>]: <message>`; the
+/// loop goes on. Failures that must end the run are not `ToolFailure`s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Error [{code}]: {message}")]
+pub struct ToolFailure {
+    pub code: FailureCode,
+    pub message: String,
+}
+
+impl ToolFailure {
+    pub fn new(code: FailureCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn execution(message: impl fmt::Display) -> Self {
+        Self::new(FailureCode::ToolExecutionError, message.to_string())
+    }
+}
+
+/// How a call shows itself to a person and to policy, in the tool's own words: only the tool
+/// knows which of its arguments is the command or the file, so policy never guesses names.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallSummary {
+    /// One line for the approval question: the command, the path, the pattern, … Raw text:
+    /// whoever shows it to a person escapes it.
+    pub text: String,
+    /// The workspace paths the call reads or writes, as the model gave them. The boundary and
+    /// secret-reads rules check these; a tool that touches files must list them.
+    pub paths: Vec<String>,
+}
+
+impl CallSummary {
+    /// The compact arguments and no path: the default for a tool that says nothing better.
+    pub fn arguments(arguments: &Value) -> Self {
+        Self {
+            text: arguments.to_string(),
+            paths: Vec::new(),
+        }
+    }
+
+    /// `text` as the summary, and no path.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            paths: Vec::new(),
+        }
+    }
+
+    /// One path, which is also the summary (the file tools).
+    pub fn path(path: impl Into<String>) -> Self {
+        let path = path.into();
+        Self {
+            text: path.clone(),
+            paths: vec![path],
+        }
+    }
+}
+
+/// A call that passed the registry's checks: the tool exists and the arguments parse and match
+/// the schema. Only prepared calls reach permissions, hooks and handlers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedCall {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: Value,
+    pub effect: ToolEffect,
+    /// What the handler said about these arguments (the handler's `describe`), computed when
+    /// the call is prepared and again when a hook rewrites the input.
+    pub summary: CallSummary,
+}
+
+/// The string argument `key` of validated arguments, or "" (for a handler's `describe`,
+/// which runs after the schema check, so a required string is there).
+pub fn string_argument<'a>(arguments: &'a Value, key: &str) -> &'a str {
+    arguments
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// Deserializes validated arguments into a handler's typed struct. The schema check has run
+/// already, so a failure here means the schema and the struct disagree; it still becomes an
+/// `invalid_arguments` result rather than a crash.
+pub fn parse_arguments<T: serde::de::DeserializeOwned>(
+    call: &PreparedCall,
+) -> Result<T, ToolFailure> {
+    serde_json::from_value(call.arguments.clone())
+        .map_err(|err| ToolFailure::new(FailureCode::InvalidArguments, err.to_string()))
+}
+
+#[cfg(test)]
+mod failure_code_tests {
+    use super::FailureCode;
+
+    #[test]
+    fn every_code_reads_as_the_model_has_always_seen_it() {
+        let texts: Vec<&str> = FailureCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "unknown_tool",
+                "invalid_json",
+                "invalid_arguments",
+                "tool_execution_error",
+                "path_escape",
+                "permission_denied",
+                "hook_error",
+                "hook_blocked",
+                "hook_stopped_continuation",
+                "subagent_execution_error",
+                "subagent_turn_limit",
+                "cancelled",
+            ]
+        );
+        // `ALL` lists every variant: this match stops compiling when one is added.
+        for code in FailureCode::ALL {
+            match code {
+                FailureCode::UnknownTool
+                | FailureCode::InvalidJson
+                | FailureCode::InvalidArguments
+                | FailureCode::ToolExecutionError
+                | FailureCode::PathEscape
+                | FailureCode::PermissionDenied
+                | FailureCode::HookError
+                | FailureCode::HookBlocked
+                | FailureCode::HookStoppedContinuation
+                | FailureCode::SubagentExecutionError
+                | FailureCode::SubagentTurnLimit
+                | FailureCode::Cancelled => {}
+            }
+        }
+    }
+}
