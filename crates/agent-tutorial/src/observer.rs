@@ -151,7 +151,7 @@ impl CliObserver {
     }
 
     /// `[result]`, then the plan the call wrote if it differs from the one last shown.
-    fn tool_finished(&self, result: &Result<String, ToolFailure>) {
+    fn tool_finished(&self, result: &Result<String, ToolFailure>) -> String {
         let prefix = {
             let mut open = self
                 .open_calls
@@ -160,8 +160,7 @@ impl CliObserver {
             open.pop();
             child_prefix(Self::depth(&open))
         };
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{prefix}[result] {}", summarize(result));
+        let mut text = format!("{prefix}[result] {}\n", summarize(result));
         let pending = self
             .pending_plan
             .lock()
@@ -170,10 +169,11 @@ impl CliObserver {
         if let Some(plan) = pending {
             let mut last = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
             if *last != plan {
-                let _ = write!(err, "{plan}");
+                text.push_str(&plan);
                 *last = plan;
             }
         }
+        text
     }
 }
 
@@ -186,8 +186,11 @@ pub fn compaction_line(kind: agent_core::CompactionKind, before: usize, after: u
     )
 }
 
-impl EventSink for CliObserver {
-    fn emit(&self, event: &AgentEvent) {
+impl CliObserver {
+    /// What the terminal shows for `event` on stderr, whole lines each ending in a line break;
+    /// `None` for an event it does not show. Also records requests (`--record`) and keeps the
+    /// cache report's rows.
+    pub fn render(&self, event: &AgentEvent) -> Option<String> {
         if let Some(ledger) = &self.cache {
             ledger
                 .lock()
@@ -195,19 +198,19 @@ impl EventSink for CliObserver {
                 .observe(event, std::time::Instant::now());
         }
         let line = match event {
-            AgentEvent::RequestSent { request, .. } => return self.record(request),
-            AgentEvent::ReplyReceived(reply) => match reply_notice(reply) {
-                Some(notice) => notice.to_string(),
-                None => return,
-            },
+            AgentEvent::RequestSent { request, .. } => {
+                self.record(request);
+                return None;
+            }
+            AgentEvent::ReplyReceived(reply) => reply_notice(reply)?.to_string(),
             AgentEvent::ToolStarted(call) => self.tool_started(call),
-            AgentEvent::ToolFinished { result, .. } => return self.tool_finished(result),
+            AgentEvent::ToolFinished { result, .. } => return Some(self.tool_finished(result)),
             AgentEvent::PlanUpdated(steps) => {
                 *self
                     .pending_plan
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner) = Some(render_plan(steps));
-                return;
+                return None;
             }
             // Through the log, as before events: the level filter (`-v`, RUST_LOG) applies.
             AgentEvent::HookFailed {
@@ -216,7 +219,7 @@ impl EventSink for CliObserver {
                 message,
             } => {
                 tracing::warn!("{event} hook `{hook}` failed: {message}");
-                return;
+                return None;
             }
             AgentEvent::ResultPersisted {
                 call_id,
@@ -242,9 +245,31 @@ impl EventSink for CliObserver {
             }
             // The model's name comes from configuration and a call's from the model: escaped.
             AgentEvent::Recovery(action) => escape_controls(&action.to_string()),
-            _ => return,
+            // A job's command is the model's: escaped and cut (chapter 13).
+            AgentEvent::JobFinished {
+                id,
+                command,
+                status,
+                elapsed_ms,
+            } => {
+                let summary: String = command.escape_debug().take(80).collect();
+                let elapsed = agent_jobs::seconds(std::time::Duration::from_millis(*elapsed_ms));
+                format!("[job {id}] {status} after {elapsed}: {summary}")
+            }
+            // The marker line of a scheduled run (chapter 14); the prompt in it is the model's.
+            AgentEvent::ScheduleDue { marker, .. } => escape_controls(marker),
+            _ => return None,
         };
-        let _ = writeln!(std::io::stderr(), "{line}");
+        Some(format!("{line}\n"))
+    }
+}
+
+/// Renders straight onto stderr (a watcher outside a session: tests, benchmarks).
+impl EventSink for CliObserver {
+    fn emit(&self, event: &AgentEvent) {
+        if let Some(text) = self.render(event) {
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
     }
 }
 

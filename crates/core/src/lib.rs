@@ -51,8 +51,9 @@ pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuild
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
 pub use scripted::{Recording, ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
-    FixedPrompt, GateDecision, HistoryProcessor, HookStop, Inbox, PermissionGate, ProcessError,
-    PromptBlocked, PromptError, SeamError, SystemPromptProvider, TurnHooks,
+    AgentInbox, FixedPrompt, GateDecision, HistoryProcessor, HookStop, INBOX_CAPACITY, Inbox,
+    InboxFull, PermissionGate, ProcessError, PromptBlocked, PromptError, SeamError,
+    SystemPromptProvider, TurnHooks,
 };
 pub use tool::{
     CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,

@@ -12,7 +12,7 @@ use agent_hooks::HookRegistry;
 pub use crate::agent::Agent;
 use agent_core::seams::{AllowAll, NoHooks};
 use agent_core::{
-    AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents, PermissionGate,
+    AgentInbox, AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents, PermissionGate,
     RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
 use agent_cron::{Scheduler, SystemClock};
@@ -366,9 +366,16 @@ fn build(
     });
     let todo = Arc::new(TodoList::new(events.clone()));
     // Chapter 13: the session's jobs; dropping the agent drops them and kills what still runs.
-    let jobs = caps
-        .has(Capability::Background)
-        .then(|| Arc::new(JobManager::new(workspace.clone(), deps.jobs.clone())));
+    // What reaches the agent from outside its loop (job notices, scheduled runs, and from
+    // chapter 15 on mail): stored by the runner before a request, or started as a turn by the
+    // session. Empty, it changes nothing in a request.
+    let inbox = Arc::new(AgentInbox::new());
+    let jobs = caps.has(Capability::Background).then(|| {
+        let manager = JobManager::new(workspace.clone(), deps.jobs.clone())
+            .inbox(inbox.clone())
+            .events(events.clone());
+        Arc::new(manager)
+    });
     let background = jobs.clone().map_or(Background::Off, Background::On);
     let mut tools = base_tools(caps, &workspace, deps.bash, background, &todo, &skills);
     if caps.has(Capability::Subagent) {
@@ -478,16 +485,15 @@ fn build(
     {
         runner = runner.processor(Arc::new(MemoryInjector(session.clone())));
     }
-    if let Some(jobs) = &jobs {
-        // Stored in the history once, before the request after a job ends (see `Inbox`).
-        runner = runner.inbox(jobs.clone());
-    }
+    // Stored in the history once, before the request after a job ends (see `Inbox`).
+    runner = runner.inbox(inbox.clone());
     Ok(Agent {
         spec: spec.clone(),
         runner: runner.build(),
         history: Vec::new(),
         memory,
         memory_placement: placement,
+        inbox,
         jobs,
         scheduler,
     })

@@ -3,12 +3,17 @@
 //! - [`bootstrap`]: [`build_agent`] turns an [`AgentSpec`] (a set of [`Capabilities`]) into a
 //!   wired [`Agent`]; a second agent is one more call.
 //! - [`Agent`]: the runner, the conversation so far, and the per-turn memory lifecycle.
+//! - [`session`]: the [`Session`] that owns agents and drives them with one `select!` loop
+//!   over submissions, inboxes, the cron timer and running turns.
 
 mod agent;
 pub mod bootstrap;
 mod capability;
 pub mod memory_placement;
+pub mod session;
 
+pub use agent::Answered;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
 pub use capability::{Capabilities, Capability};
 pub use memory_placement::MemoryPlacement;
+pub use session::{Session, SessionEvent, SessionHandle};

@@ -5,7 +5,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use agent_core::{FailureCode, Inbox, Message, ToolFailure};
+use agent_core::{
+    AgentEvent, AgentInbox, Events, FailureCode, InboxItem, InboxKind, Sender, ToolFailure,
+};
 use agent_workspace::process::{ProcessTree, Shell, shell};
 use agent_workspace::{Existing, Inside, PathError, Workspace};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -130,13 +132,12 @@ impl From<JobError> for ToolFailure {
     }
 }
 
-/// What the runner and the REPL have not been told yet.
-#[derive(Debug, Default)]
-struct Board {
-    /// Completion notices for the model, taken by the runner's inbox.
-    model: Vec<String>,
-    /// One line per finished job, for the person at the REPL.
-    user: Vec<String>,
+/// Where a job's end is told: the model through the agent's inbox (a notice stored before the
+/// next request), the person through an [`AgentEvent::JobFinished`] event.
+#[derive(Debug, Clone, Default)]
+struct Tell {
+    inbox: Arc<AgentInbox>,
+    events: Events,
 }
 
 /// One job, shared by the manager and the task supervising it.
@@ -158,7 +159,7 @@ pub struct JobManager {
     workspace: Workspace,
     config: JobConfig,
     jobs: Mutex<BTreeMap<u64, Arc<Job>>>,
-    board: Arc<Mutex<Board>>,
+    tell: Tell,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -183,8 +184,21 @@ impl JobManager {
             workspace,
             config,
             jobs: Mutex::new(BTreeMap::new()),
-            board: Arc::new(Mutex::new(Board::default())),
+            tell: Tell::default(),
         }
+    }
+
+    /// Posts each completion notice to `inbox` (by default, one of the manager's own that no
+    /// one reads).
+    pub fn inbox(mut self, inbox: Arc<AgentInbox>) -> Self {
+        self.tell.inbox = inbox;
+        self
+    }
+
+    /// Tells `events` when a job ends ([`AgentEvent::JobFinished`]).
+    pub fn events(mut self, events: Events) -> Self {
+        self.tell.events = events;
+        self
     }
 
     pub fn config(&self) -> &JobConfig {
@@ -250,7 +264,7 @@ impl JobManager {
             record,
             workspace: self.workspace.clone(),
             clock: self.config.clock.clone(),
-            board: self.board.clone(),
+            tell: self.tell.clone(),
         };
         tokio::spawn(supervisor.run(child, readers, deadline));
         Ok(id)
@@ -362,11 +376,6 @@ impl JobManager {
         Ok(format!("{head}\n{body}"))
     }
 
-    /// One line per job that ended since the last call, for the person at the REPL.
-    pub fn take_finished_lines(&self) -> Vec<String> {
-        std::mem::take(&mut lock(&self.board).user)
-    }
-
     /// Kills every job still running, with its whole process tree, and records why.
     pub fn kill_all(&self, reason: KillReason) {
         let jobs: Vec<(u64, Arc<Job>)> = lock(&self.jobs)
@@ -400,18 +409,6 @@ impl Drop for JobManager {
     }
 }
 
-/// The runner takes the notices of jobs that ended, all in one message, before its next
-/// request; each notice is handed out once.
-impl Inbox for JobManager {
-    fn take(&self) -> Vec<Message> {
-        let notices = std::mem::take(&mut lock(&self.board).model);
-        if notices.is_empty() {
-            return Vec::new();
-        }
-        vec![Message::user(notices.join("\n"))]
-    }
-}
-
 type Pipe = Box<dyn AsyncRead + Send + Unpin>;
 
 /// How the wait ended.
@@ -427,7 +424,7 @@ struct Supervisor {
     record: JobRecord,
     workspace: Workspace,
     clock: Arc<dyn Clock>,
-    board: Arc<Mutex<Board>>,
+    tell: Tell,
 }
 
 impl Supervisor {
@@ -479,13 +476,12 @@ impl Supervisor {
     }
 
     fn announce(&self, status: JobStatus, elapsed: Duration) {
-        let mut board = lock(&self.board);
-        let summary: String = self.job.command.escape_debug().take(80).collect();
-        board.user.push(format!(
-            "[job {}] {status} after {}: {summary}",
-            self.id,
-            seconds(elapsed)
-        ));
+        self.tell.events.emit(AgentEvent::JobFinished {
+            id: self.id,
+            command: self.job.command.clone(),
+            status: status.to_string(),
+            elapsed_ms: millis(elapsed),
+        });
         // The model asked for the kill and read the answer; a session that ended has no one
         // to tell.
         if matches!(
@@ -502,11 +498,19 @@ impl Supervisor {
         } else {
             tail
         };
-        board.model.push(format!(
-            "<job id=\"{}\" status=\"{status}\" elapsed=\"{}\">\n{tail}\n</job>",
-            self.id,
-            seconds(elapsed)
-        ));
+        let notice = InboxItem {
+            from: Sender::Job(self.id),
+            kind: InboxKind::JobNotice,
+            request_id: None,
+            body: format!(
+                "<job id=\"{}\" status=\"{status}\" elapsed=\"{}\">\n{tail}\n</job>",
+                self.id,
+                seconds(elapsed)
+            ),
+        };
+        if let Err(err) = self.tell.inbox.post(notice) {
+            tracing::warn!("job {}: its notice was not delivered: {err}", self.id);
+        }
     }
 }
 
@@ -534,7 +538,7 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// `4.2s`.
-fn seconds(d: Duration) -> String {
+/// `4.2s`: how the notice and the person's line say how long a job ran.
+pub fn seconds(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
 }

@@ -32,6 +32,9 @@ pub enum ApprovalError {
     /// There is nobody to ask: no terminal on stdin or stderr.
     #[error("no terminal to ask on")]
     NoTerminal,
+    /// The person cancelled the question (Ctrl-C) instead of answering it.
+    #[error("the question was cancelled")]
+    Cancelled,
     /// Asking or reading the answer failed.
     #[error(transparent)]
     Failed(Box<dyn std::error::Error + Send + Sync>),

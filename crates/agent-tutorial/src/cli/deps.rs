@@ -51,7 +51,7 @@ pub struct TtyApproval;
 const FALLBACK_WIDTH: usize = 100;
 
 /// The width of the terminal on stderr, else [`FALLBACK_WIDTH`].
-fn terminal_width() -> usize {
+pub(crate) fn terminal_width() -> usize {
     terminal_size::terminal_size_of(std::io::stderr())
         .map(|(terminal_size::Width(w), _)| usize::from(w))
         .filter(|w| *w >= 20)

@@ -5,14 +5,13 @@
 //! configuration); 130 Ctrl-C ended the run (chapter 11 on).
 
 mod chapters;
+mod client;
 mod cron;
 pub mod deps;
-mod interrupt;
 pub mod line_editor;
 mod memory;
 mod prompt;
 mod run;
-pub mod scheduled;
 mod tasks;
 pub mod trust;
 
@@ -51,7 +50,7 @@ impl CliError {
     /// Ctrl-C ended the run (chapter 11 on): exit code 130, as a shell reports SIGINT.
     pub fn interrupted(error: impl Into<anyhow::Error>) -> Self {
         Self {
-            code: interrupt::EXIT_INTERRUPTED,
+            code: client::EXIT_INTERRUPTED,
             error: error.into(),
         }
     }
