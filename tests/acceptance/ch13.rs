@@ -38,7 +38,11 @@ fn background(command: &str) -> ToolCall {
 fn agent(
     dir: &std::path::Path,
     replies: Vec<ModelReply>,
-) -> (Agent, Arc<agent_core::ScriptedModel>, Arc<CollectingSink>) {
+) -> (
+    Agent,
+    Arc<agent_test_support::ScriptedModel>,
+    Arc<CollectingSink>,
+) {
     let events = Arc::new(CollectingSink::new());
     let (agent, model) = scripted_agent_with(13, dir, replies, |deps| {
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));

@@ -4,12 +4,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_core::{
-    AgentEvent, AgentId, Message, ModelClient, ModelError, ModelReply, ModelRequest, ScriptedModel,
-};
+use agent_core::{AgentEvent, AgentId, Message, ModelClient, ModelError, ModelReply, ModelRequest};
 use agent_cron::{Durability, ManualClock, NewSchedule, Scheduler, Timestamp, Zone, next_fire};
 use agent_harness::session::{Interrupts, Mode, Op, Session, SessionEvent};
 use agent_policy::StaticApproval;
+use agent_test_support::ScriptedModel;
 use agent_tools::Workspace;
 use agent_tutorial::{Agent, render};
 use async_trait::async_trait;

@@ -20,6 +20,7 @@ mod ch13;
 mod ch14;
 mod cli;
 mod docs;
+mod fragments;
 mod pty;
 mod requests;
 mod security_key;

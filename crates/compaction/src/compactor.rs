@@ -8,13 +8,21 @@
 //! the summary and the groups after the cut. The model is asked again at most once per
 //! [`CompactionConfig::summary_every_requests`] over-budget requests, and then only for what
 //! happened after the cut (the previous summary is extended, not rebuilt).
+//!
+//! Fragments stay what they are. Snip and micro keep or drop a fragment's message whole and
+//! never touch its text (micro stubs tool results only), so a kept notice keeps its marker;
+//! the summary's transcript names each fragment (`job notice (from the harness, not the
+//! user): <job …>`) instead of calling it `user`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use agent_core::fragment::Template;
 use agent_core::seams::ProcessError;
 use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
-use agent_core::{AgentEvent, CompactionKind, Events, HistoryProcessor, Message, ModelClient};
+use agent_core::{
+    AgentEvent, CompactionKind, Events, FragmentKind, HistoryProcessor, Message, ModelClient,
+};
 use agent_workspace::Workspace;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -24,6 +32,14 @@ use crate::groups::{groups, is_tool_round, message_bytes};
 use crate::transcript::{TranscriptError, TranscriptLog};
 
 const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
+/// The summary as a request carries it, and the line standing for snipped messages: both
+/// fragments, laid out in their own files.
+const SUMMARY_MESSAGE: Template = Template::new(
+    FragmentKind::ConversationSummary,
+    include_str!("summary_message.md"),
+);
+const SNIP_MARKER: Template =
+    Template::new(FragmentKind::SnipMarker, include_str!("snip_marker.md"));
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactionConfig {
@@ -80,9 +96,12 @@ pub fn snip(groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
 fn snip_marker<M: std::borrow::Borrow<Message>>(dropped: &[Vec<M>]) -> Message {
     let messages: usize = dropped.iter().map(Vec::len).sum();
     let rounds = dropped.iter().filter(|g| is_tool_round(g)).count();
-    Message::system(format!(
-        "[snipped: {messages} earlier messages ({rounds} tool rounds) are not shown]"
-    ))
+    SNIP_MARKER
+        .fill()
+        .inline("messages", messages)
+        .inline("rounds", rounds)
+        .render()
+        .into_message()
 }
 
 /// Replaces tool results older than the newest `keep` groups with a short stub.
@@ -296,10 +315,7 @@ impl Compactor {
         // Each message ends with a newline here (the memory transcript joins them instead).
         let new_part = &groups[from..cut];
         for message in new_part.iter().flatten() {
-            input.push_str(&side_call::render_message(
-                message,
-                TranscriptStyle::Detailed,
-            ));
+            input.push_str(&summary_line(message));
             input.push('\n');
         }
         self.summaries.fetch_add(1, Ordering::SeqCst);
@@ -317,11 +333,33 @@ impl Compactor {
             cut,
             boundary: groups[cut - 1].clone(),
             summary,
-            message: Arc::new(Message::system(format!(
-                "<conversation-summary>\n{json}\n</conversation-summary>"
-            ))),
+            // The summary is the model's text: escaped, so it cannot close its own marker.
+            message: Arc::new(
+                SUMMARY_MESSAGE
+                    .fill()
+                    .text("summary", json)
+                    .render()
+                    .into_message(),
+            ),
         })
     }
+}
+
+/// One message as the summary's transcript shows it. A fragment (a job's notice, a hook's
+/// context, a scheduled run) keeps its text, marker and escaping included, but is named for
+/// what it is instead of `user`: the summary's `user_constraints` must never hold what a job
+/// printed. Every other message is the side call's usual line.
+fn summary_line(message: &Message) -> String {
+    let line = side_call::render_message(message, TranscriptStyle::Detailed);
+    let Some(kind) = FragmentKind::of(message) else {
+        return line;
+    };
+    // The line is `<role>: <text cut to its bound>`; only the name in front changes.
+    let text = line
+        .strip_prefix(message.role())
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(&line);
+    format!("{} (from the harness, not the user): {text}", kind.label())
 }
 
 #[async_trait]

@@ -8,7 +8,6 @@
 //!   [`event`]: what a run tells whoever watches it ([`AgentEvent`], [`EventSink`]).
 //! - [`cancel`]: stopping a turn cleanly (Ctrl-C, chapter 11).
 //! - [`verdict`]: the words permission decisions are made of (merged by `agent-policy`).
-//! - [`scripted`]: a replaying model for offline runs and tests.
 //! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
 //! - [`names`]: the name rules of tools, skills and memory records, side by side.
 //!
@@ -16,9 +15,13 @@
 //! re-exported here so a feature crate needs one dependency for the loop and its words.
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
 
+#![warn(missing_docs)]
+
 pub mod cancel;
 pub mod error;
 pub mod event;
+/// Model-visible fragments: the protocol crate's, re-exported.
+pub use agent_protocol::fragment;
 /// The conversation: the protocol crate's, re-exported.
 pub use agent_protocol::message;
 pub mod model;
@@ -27,7 +30,6 @@ pub mod pairing;
 pub mod registry;
 pub mod runner;
 pub mod schema;
-pub mod scripted;
 pub mod seams;
 pub mod side_call;
 pub mod tool;
@@ -44,18 +46,21 @@ pub use event::{
     AgentEvent, CacheUse, CollectingSink, CompactionKind, EventSink, Events, NoEvents, PlanStep,
     RecoveryAction, RetryCause, StepStatus,
 };
+pub use fragment::{Fragment, FragmentKind, Template};
 pub use message::{Message, ToolCall};
-pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
+pub use model::{
+    ClientError, ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage,
+};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
 pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
-pub use scripted::{Recording, ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
     AgentInbox, FixedPrompt, GateDecision, HistoryProcessor, HookStop, INBOX_CAPACITY, Inbox,
     InboxFull, PermissionGate, ProcessError, PromptBlocked, PromptError, SeamError,
     SystemPromptProvider, TurnHooks,
 };
 pub use tool::{
-    CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,
+    CallSummary, FailureCode, OutputPart, PreparedCall, ToolEffect, ToolFailure, ToolHandler,
+    ToolOutput, ToolSpec,
 };
 pub use verdict::{Behavior, Verdict};

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use agent_core::fragment::{Fragment, FragmentKind, Template};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -119,26 +120,41 @@ pub struct Due {
     pub next_fire_utc: Timestamp,
 }
 
+/// The scheduled turn's layout, in its own file: the marker line, then the prompt.
+const SCHEDULED_RUN: Template =
+    Template::new(FragmentKind::ScheduledRun, include_str!("scheduled_run.md"));
+
 impl Due {
     /// One line that says this turn was started by a schedule, not typed by the user: the
     /// REPL shows it, and it heads the user message so the model knows too.
     pub fn marker(&self) -> String {
+        // The fragment's first line: no slot of the marker line can break it.
+        let text = self.fragment().into_text();
+        text.lines().next().unwrap_or_default().to_string()
+    }
+
+    /// The text of the user turn: the marker line, then the prompt.
+    pub fn turn_text(&self) -> String {
+        self.fragment().into_text()
+    }
+
+    /// The scheduled turn as a fragment. The prompt was written by whoever added the
+    /// schedule (the person, the model, or a planted `crons.json`): it is escaped, so it
+    /// cannot forge a second marker or another fragment.
+    pub fn fragment(&self) -> Fragment {
         let missed = match self.missed {
             0 => String::new(),
             1 => ", 1 more missed run folded into this one".to_string(),
             n => format!(", {n} more missed runs folded into this one"),
         };
-        format!(
-            "[scheduled run of cron {} (`{}` {}), due {}{missed}]",
-            self.schedule_id,
-            self.cron,
-            self.timezone,
-            show_utc(self.scheduled_for)
-        )
-    }
-
-    /// The text of the user turn: the marker line, then the prompt.
-    pub fn turn_text(&self) -> String {
-        format!("{}\n{}", self.marker(), self.prompt)
+        SCHEDULED_RUN
+            .fill()
+            .inline("id", &self.schedule_id)
+            .inline("cron", &self.cron)
+            .inline("timezone", &self.timezone)
+            .inline("due", show_utc(self.scheduled_for))
+            .inline("missed", missed)
+            .text("prompt", self.prompt.as_str())
+            .render()
     }
 }

@@ -502,7 +502,7 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::ScriptedModel;
+    use agent_test_support::ScriptedModel;
 
     /// The capabilities of the chapters up to memory (chapter 9), as the chapter table has them.
     fn up_to_memory() -> Capabilities {

@@ -12,6 +12,7 @@
 //! hide a misconfigured hook. Rust hooks return the typed output directly.
 
 use agent_core::Behavior;
+use agent_core::fragment::{Fragment, FragmentKind, Template};
 use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::Value;
@@ -29,6 +30,20 @@ pub struct UserPromptSubmitOutput {
     /// Added to the turn as a `<hook-context>` user message after the prompt.
     #[serde(default)]
     pub additional_context: Option<String>,
+}
+
+/// The `<hook-context>` block, laid out in its own file.
+const HOOK_CONTEXT: Template =
+    Template::new(FragmentKind::HookContext, include_str!("hook_context.md"));
+
+/// A hook's `additional_context` as the model reads it: a `user` message naming the hook.
+/// Neither the name (from `hooks.json`) nor the text can close the block or forge another.
+pub fn hook_context(hook: &str, text: &str) -> Fragment {
+    HOOK_CONTEXT
+        .fill()
+        .attr("source", hook)
+        .text("context", text)
+        .render()
 }
 
 /// What a PreToolUse hook may answer.

@@ -16,7 +16,7 @@ use crate::error::{HookError, HookFailed};
 use crate::event::{HookEvent, HookEventKind};
 use crate::output::{
     EventOutput, HookOutput, PostToolUseOutput, PreToolUseOutput, StopOutput,
-    UserPromptSubmitOutput,
+    UserPromptSubmitOutput, hook_context,
 };
 
 /// A hook. Rust values implement this directly; shell commands are [`crate::ShellHook`]s.
@@ -177,10 +177,7 @@ impl TurnHooks for HookRegistry {
                         });
                     }
                     if let Some(text) = output.additional_context {
-                        context.push(Message::user(format!(
-                            "<hook-context source=\"{}\">\n{text}\n</hook-context>",
-                            reg.hook.name()
-                        )));
+                        context.push(hook_context(reg.hook.name(), &text).into_message());
                     }
                 }
                 Err(failure) => self.report(failure),

@@ -493,20 +493,11 @@ impl Supervisor {
             return;
         }
         let tail = lock(&self.job.log).last_lines(NOTICE_LINES);
-        let tail = if tail.is_empty() {
-            "(no output)".to_string()
-        } else {
-            tail
-        };
         let notice = InboxItem {
             from: Sender::Job(self.id),
             kind: InboxKind::JobNotice,
             request_id: None,
-            body: format!(
-                "<job id=\"{}\" status=\"{status}\" elapsed=\"{}\">\n{tail}\n</job>",
-                self.id,
-                seconds(elapsed)
-            ),
+            body: notice(self.id, status, elapsed, tail).into_text(),
         };
         if let Err(err) = self.tell.inbox.post(notice) {
             tracing::warn!("job {}: its notice was not delivered: {err}", self.id);
@@ -541,4 +532,28 @@ fn millis(d: Duration) -> u64 {
 /// `4.2s`: how the notice and the person's line say how long a job ran.
 pub fn seconds(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
+}
+
+/// The completion notice, laid out in its own file.
+const NOTICE: agent_core::Template = agent_core::Template::new(
+    agent_core::FragmentKind::JobNotice,
+    include_str!("notice.md"),
+);
+
+/// The notice the model reads when a job ends: its id, status, time and the tail of its
+/// output. The output is the job's (anything a command prints), escaped so it cannot close
+/// the notice or forge another message.
+fn notice(id: u64, status: JobStatus, elapsed: Duration, tail: String) -> agent_core::Fragment {
+    let output = if tail.is_empty() {
+        "(no output)".to_string()
+    } else {
+        tail
+    };
+    NOTICE
+        .fill()
+        .attr("id", id)
+        .attr("status", status)
+        .attr("elapsed", seconds(elapsed))
+        .text("output", output)
+        .render()
 }

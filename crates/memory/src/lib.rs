@@ -6,9 +6,12 @@
 //!   request, and extracts and consolidates after it. [`MemoryDelivery`] says who shows the
 //!   selection to the model: the session itself as a system message (chapter 9), or the
 //!   dynamic system prompt (chapter 10). Its model calls go through `agent_core::side_call`.
+//! - [`block`]: the `<relevant_memories>` block, a fragment whose records cannot close it or
+//!   open a prompt section.
 //! - [`keywords`]: the deterministic fallback selector (CJK-aware).
 
 mod archive;
+pub mod block;
 mod fsio;
 mod index;
 pub mod keywords;
@@ -17,8 +20,9 @@ pub mod session;
 pub mod store;
 
 pub use archive::ARCHIVE_DIR;
+pub use block::render_block;
 pub use index::INDEX_FILE;
-pub use record::{MemoryRecord, MemoryType, RecordError, last_wins, render_block};
+pub use record::{MemoryRecord, MemoryType, RecordError, last_wins};
 pub use session::{
     CONSOLIDATE_AT, MAX_SELECTED, MemoryDelivery, MemoryInjector, MemorySession, TurnReport,
 };

@@ -105,17 +105,6 @@ impl MemoryRecord {
             body: body.trim().to_string(),
         })
     }
-
-    /// `## <name> (<type>)`, the description, the body: one entry of the rendered block.
-    pub fn render(&self) -> String {
-        format!(
-            "## {} ({})\n{}\n{}",
-            self.name,
-            self.kind.as_str(),
-            self.description,
-            self.body
-        )
-    }
 }
 
 /// `records` with each name once, the last one given winning (a model may name a record twice
@@ -127,16 +116,4 @@ pub fn last_wins(records: Vec<MemoryRecord>) -> Vec<MemoryRecord> {
         out.push(record);
     }
     out
-}
-
-/// The block selected records render as, in P09's message and P10's `## memory` section.
-pub fn render_block(records: &[MemoryRecord]) -> Option<String> {
-    if records.is_empty() {
-        return None;
-    }
-    let entries: Vec<String> = records.iter().map(MemoryRecord::render).collect();
-    Some(format!(
-        "<relevant_memories>\n{}\n</relevant_memories>",
-        entries.join("\n\n")
-    ))
 }

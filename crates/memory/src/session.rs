@@ -8,11 +8,12 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
-use agent_core::{AgentEvent, Events, Message, ModelClient};
+use agent_core::{AgentEvent, Events, FragmentKind, Message, ModelClient};
 use serde::Deserialize;
 
+use crate::block::render_block;
 use crate::keywords;
-use crate::record::{MemoryRecord, RecordError, last_wins, render_block};
+use crate::record::{MemoryRecord, RecordError, last_wins};
 use crate::store::{MemoryError, MemoryStore, Skipped};
 
 /// At most this many records are selected per turn.
@@ -326,7 +327,7 @@ impl MemorySession {
         };
         let input = format!(
             "Existing memories:\n{known}\n\nConversation:\n{}",
-            side_call::transcript(turn, TranscriptStyle::Brief)
+            conversation(turn)
         );
         let records: Vec<MemoryRecord> =
             side_call::ask_json(self.model.as_ref(), EXTRACT_PROMPT, input, JsonShape::Array)
@@ -368,6 +369,23 @@ impl MemorySession {
             .replace(&plan.source_names, plan.records, &version)?;
         Ok(())
     }
+}
+
+/// The turn as extraction reads it: what the person and the assistant said, the tool results,
+/// and for each fragment (a job's notice, a hook's context, a scheduled run's prompt; later a
+/// teammate's mail) one line that names it and leaves its text out. A fragment's text is not
+/// the person's, and left out it cannot be saved as if they had said it, however it is worded.
+fn conversation(turn: &[Message]) -> String {
+    turn.iter()
+        .map(|message| match FragmentKind::of(message) {
+            Some(kind) => format!(
+                "{}: (from the harness, not the user; left out)",
+                kind.label()
+            ),
+            None => side_call::render_message(message, TranscriptStyle::Brief),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Puts the session's block into each request as its own system message, right after the

@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_core::fragment::{FragmentKind, Template};
 use agent_core::{
     AgentEvent, CallSummary, Events, FailureCode, HistoryProcessor, Message, PlanStep,
     PreparedCall, StepStatus, ToolEffect, ToolFailure, ToolHandler, ToolSpec, schema,
@@ -18,7 +19,11 @@ use serde_json::{Value, json};
 pub const MAX_TODOS: usize = 50;
 /// Tool rounds without `todo_write` before the reminder.
 pub const REMINDER_AFTER_ROUNDS: usize = 3;
-pub const REMINDER_TEXT: &str = "<reminder>You have not updated your plan with todo_write in the last 3 tool rounds. If the plan changed, call todo_write with the whole updated list; otherwise carry on.</reminder>";
+/// The reminder, a fixed fragment laid out in `plan_reminder.md`.
+const REMINDER: Template =
+    Template::new(FragmentKind::PlanReminder, include_str!("plan_reminder.md"));
+/// The reminder's text, as the model reads it.
+pub const REMINDER_TEXT: &str = REMINDER.source();
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -194,7 +199,7 @@ impl HistoryProcessor for TodoReminder {
             .unwrap_or_else(PoisonError::into_inner);
         if rounds.saturating_sub(last_update.max(*reminded_at)) >= REMINDER_AFTER_ROUNDS {
             *reminded_at = rounds;
-            messages.push(Arc::new(Message::system(REMINDER_TEXT)));
+            messages.push(Arc::new(REMINDER.fill().render().into_message()));
             self.events.emit(AgentEvent::ReminderInjected {
                 reminder: "plan".into(),
             });

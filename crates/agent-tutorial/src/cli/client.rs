@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
-use agent_core::{AgentEvent, AgentId, EventEnvelope, TurnId};
+use agent_core::{AgentEvent, AgentId, EventEnvelope, RunError, TurnId};
 use agent_harness::session::{
     ApprovalId, Closed, Decision, EndReason, InterruptFrom, Op, SessionEvent, SessionHandle,
 };
@@ -170,6 +170,11 @@ impl Client {
                         .err(&format!("[cancel] question {id} withdrawn\n"));
                 }
             }
+            SessionEvent::TurnEnded {
+                agent,
+                turn,
+                result,
+            } => self.on_turn_ended(&agent, turn, &result),
             SessionEvent::Cancelling { agent } => {
                 let line = self.lines_of(&agent, &format!("{CANCELLING_NOTICE}\n"));
                 self.screen.err(&line);
@@ -191,34 +196,14 @@ impl Client {
         let EventEnvelope {
             agent, turn, event, ..
         } = envelope;
-        // The one-shot prompt's own failure is the run's error, printed once on exit.
-        let the_prompt = self.mode == ClientMode::OneShot
-            && turn == Some(TurnId(1))
-            && agent == self.lead
-            && !self.scheduled.contains(&(agent.clone(), TurnId(1)));
         match &event {
             AgentEvent::TurnAnswered { text } => {
                 let text = self.lines_of(&agent, &format!("{text}\n"));
                 self.screen.out(&text);
                 return;
             }
-            AgentEvent::TurnFailed { error } => {
-                if !the_prompt {
-                    let line = self.lines_of(&agent, &format!("error: {error}\n"));
-                    self.screen.err(&line);
-                }
-                return;
-            }
-            AgentEvent::TurnCancelled => {
-                if !the_prompt {
-                    let scheduled =
-                        turn.is_some_and(|t| self.scheduled.contains(&(agent.clone(), t)));
-                    let what = if scheduled { "scheduled run" } else { "turn" };
-                    let line = self.lines_of(&agent, &format!("[cancel] {what} cancelled\n"));
-                    self.screen.err(&line);
-                }
-                return;
-            }
+            // Told by `SessionEvent::TurnEnded`, which carries the typed error (for the hint).
+            AgentEvent::TurnFailed { .. } | AgentEvent::TurnCancelled => return,
             AgentEvent::ScheduleDue { .. } => {
                 // A turn runs now, even if the prompt is still open.
                 self.idle = false;
@@ -232,6 +217,25 @@ impl Client {
             let text = self.lines_of(&agent, &text);
             self.screen.err(&text);
         }
+    }
+
+    /// A failed or cancelled turn is said on stderr; the one-shot prompt's own failure is the
+    /// run's error instead, printed once on exit.
+    fn on_turn_ended(&mut self, agent: &AgentId, turn: TurnId, result: &Result<(), RunError>) {
+        let scheduled = self.scheduled.remove(&(agent.clone(), turn));
+        let the_prompt = self.mode == ClientMode::OneShot
+            && turn == TurnId(1)
+            && *agent == self.lead
+            && !scheduled;
+        let line = match result {
+            Ok(()) => return,
+            Err(_) if the_prompt => return,
+            Err(RunError::Cancelled) if scheduled => "[cancel] scheduled run cancelled".to_string(),
+            Err(RunError::Cancelled) => "[cancel] turn cancelled".to_string(),
+            Err(error) => format!("error: {}", super::hint::with_hint(error, error)),
+        };
+        let line = self.lines_of(agent, &format!("{line}\n"));
+        self.screen.err(&line);
     }
 
     /// Starts the next read, if the editor is free: a waiting question first, else the prompt

@@ -8,6 +8,7 @@ mod chapters;
 mod client;
 mod cron;
 pub mod deps;
+pub mod hint;
 pub mod line_editor;
 mod memory;
 mod prompt;
@@ -272,7 +273,11 @@ fn finish(result: CliResult) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {:#}", err.error);
+            let error: &(dyn std::error::Error + 'static) = err.error.as_ref();
+            eprintln!(
+                "error: {}",
+                hint::with_hint(format_args!("{:#}", err.error), error)
+            );
             ExitCode::from(err.code)
         }
     }

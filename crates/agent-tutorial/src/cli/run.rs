@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use agent_core::{ModelClient, RunError, ScriptedModel};
+use agent_core::{ModelClient, RunError};
+use agent_test_support::ScriptedModel;
 
 use crate::{Capability, Profile};
 use agent_openai::{ConfigOverrides, FallbackNeed, ModelEnv, OpenAiModel};

@@ -1,3 +1,4 @@
 mod cadence;
+mod fragments;
 mod shaping;
 mod summary;

@@ -1,10 +1,10 @@
 mod call_ids;
 mod cancel;
 mod inbox;
+mod output;
 mod prompt_error;
 mod registry;
 mod runner;
-mod scripted;
 mod side_call;
 
 use std::sync::Arc;

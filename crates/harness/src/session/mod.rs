@@ -21,7 +21,7 @@ mod run;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use agent_core::{AgentId, EventEnvelope, EventSink, RunError};
+use agent_core::{AgentId, EventEnvelope, EventSink, RunError, TurnId};
 use agent_policy::{ApprovalProvider, ApprovalRequest};
 use tokio::sync::mpsc;
 
@@ -107,6 +107,16 @@ pub enum SessionEvent {
         id: ApprovalId,
         /// How it was closed.
         closed: Closed,
+    },
+    /// `agent`'s turn ended and the agent is free again; `result` is how the loop ended (the
+    /// typed error, for a client that has more to say about it than the event's text).
+    TurnEnded {
+        /// Whose turn.
+        agent: AgentId,
+        /// Which turn.
+        turn: TurnId,
+        /// `Ok` once answered (memory extraction included), else why not.
+        result: Result<(), RunError>,
     },
     /// A Ctrl-C asked `agent`'s running turn to stop; it has not stopped yet.
     Cancelling {

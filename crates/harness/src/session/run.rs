@@ -326,6 +326,13 @@ impl Session {
         } = done;
         running.remove(&id);
         if let Some(slot) = self.slots.get_mut(&id) {
+            if let Some(turn) = slot.turn.get() {
+                self.outbox.session_event(SessionEvent::TurnEnded {
+                    agent: id.clone(),
+                    turn,
+                    result: result.clone(),
+                });
+            }
             slot.turn.set(None);
             slot.agent = Some(agent);
         }

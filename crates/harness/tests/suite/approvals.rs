@@ -84,6 +84,7 @@ async fn two_agents_ask_at_once_and_each_answer_finds_its_question_in_any_order(
                 assert_eq!(reason, EndReason::Done);
                 break;
             }
+            SessionEvent::TurnEnded { result, .. } => assert_eq!(result, Ok(())),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -136,6 +137,7 @@ async fn a_ctrl_c_while_a_question_waits_cancels_only_that_question() {
                 seen.push(format!("ended {reason:?}"));
                 break;
             }
+            SessionEvent::TurnEnded { result, .. } => assert_eq!(result, Ok(())),
             other => panic!("unexpected {other:?}"),
         }
     }

@@ -5,11 +5,12 @@ mod session;
 
 use std::sync::Arc;
 
-use agent_core::{AgentId, ModelReply, Recording, ScriptedModel, ToolCall};
+use agent_core::{AgentId, ModelReply, ToolCall};
 use agent_cron::{Clock, Timestamp};
 use agent_harness::session::{Session, SessionEvent};
 use agent_harness::{Agent, AgentDeps, AgentSpec, Capabilities, Capability, build_agent};
 use agent_prompting::PromptContext;
+use agent_test_support::{Recording, ScriptedModel};
 use agent_tools::Workspace;
 use tokio::sync::mpsc::UnboundedReceiver;
 

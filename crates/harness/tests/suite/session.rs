@@ -49,6 +49,7 @@ async fn a_durable_schedule_fires_at_its_minute_while_the_session_waits_for_inpu
         match next(&mut events).await {
             SessionEvent::Idle => break,
             SessionEvent::Agent(envelope) => seen.push(envelope),
+            SessionEvent::TurnEnded { result, .. } => assert_eq!(result, Ok(())),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -216,6 +217,7 @@ async fn a_job_that_ends_while_the_session_waits_is_told_at_once_and_reaches_the
                 _ => {}
             },
             SessionEvent::Idle => assert!(answered),
+            SessionEvent::TurnEnded { result, .. } => assert_eq!(result, Ok(())),
             other => panic!("unexpected {other:?}"),
         }
     };

@@ -1,3 +1,4 @@
+mod context;
 mod output;
 mod registry;
 mod shell;

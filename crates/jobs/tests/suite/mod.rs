@@ -1,5 +1,6 @@
 mod attacks;
 mod manager;
+mod notice;
 mod tools;
 
 use std::path::Path;

@@ -1,4 +1,5 @@
 mod attacks;
+mod fragments;
 mod keeps;
 mod session;
 mod store;
