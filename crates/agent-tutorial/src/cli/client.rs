@@ -70,6 +70,25 @@ impl Screen {
     }
 }
 
+/// `[agent] ` when the session has more than one agent; nothing for the lead alone, so a
+/// one-agent session prints as it always did.
+fn prefix(agents: usize, agent: &AgentId) -> String {
+    if agents > 1 {
+        format!("[{agent}] ")
+    } else {
+        String::new()
+    }
+}
+
+/// `text`'s lines, each led by who said it when the session has several agents.
+pub(crate) fn said_by(agents: usize, agent: &AgentId, text: &str) -> String {
+    let prefix = prefix(agents, agent);
+    if prefix.is_empty() {
+        return text.to_string();
+    }
+    text.lines().map(|line| format!("{prefix}{line}\n")).collect()
+}
+
 /// What the client is, for what it prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ClientMode {
@@ -128,22 +147,11 @@ impl Client {
     }
 
     fn prefix(&self, agent: &AgentId) -> String {
-        if self.agents > 1 {
-            format!("[{agent}] ")
-        } else {
-            String::new()
-        }
+        prefix(self.agents, agent)
     }
 
-    /// `text`'s lines, each led by who said it when the session has several agents.
     fn lines_of(&self, agent: &AgentId, text: &str) -> String {
-        let prefix = self.prefix(agent);
-        if prefix.is_empty() {
-            return text.to_string();
-        }
-        text.lines()
-            .map(|line| format!("{prefix}{line}\n"))
-            .collect()
+        said_by(self.agents, agent, text)
     }
 
     fn on_event(&mut self, event: SessionEvent) {
@@ -341,5 +349,21 @@ impl Client {
                 self.screen.err(&format!("{AT_PROMPT_NOTICE}\n"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_several_agents_each_line_names_who_said_it_and_the_lead_alone_prints_as_before() {
+        let helper = AgentId::new("helper").unwrap();
+        let text = "[tool] bash {}\n[result] ok: 1 line, 3 bytes\n";
+        assert_eq!(
+            said_by(2, &helper, text),
+            "[helper] [tool] bash {}\n[helper] [result] ok: 1 line, 3 bytes\n"
+        );
+        assert_eq!(said_by(1, &AgentId::lead(), text), text);
     }
 }
