@@ -19,8 +19,8 @@ use agent_cron::{Scheduler, SystemClock};
 use agent_jobs::{JobConfig, JobManager};
 use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
 use agent_policy::{
-    ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
-    PermissionPipeline, SecretReads, WorkspaceBoundary,
+    ApprovalProvider, Behavior, DestructiveCommands, EffectRule, PermissionPipeline, SecretReads,
+    WorkspaceBoundary,
 };
 use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
 use agent_recovery::{Fallback, RecoveringModel, RetryPolicy};
@@ -52,8 +52,6 @@ pub struct AgentDeps {
     pub bash: BashConfig,
     /// Answers `ask` decisions (chapter 3). `None` denies every `ask`.
     pub approval: Option<Arc<dyn ApprovalProvider>>,
-    /// Receives every permission decision (chapter 3).
-    pub audit: Arc<dyn AuditSink>,
     /// Hooks registered by the caller (chapter 4).
     pub hooks: HookRegistry,
     /// Where large results go (chapter 8).
@@ -88,7 +86,7 @@ impl std::fmt::Debug for AgentDeps {
 
 impl AgentDeps {
     /// Defaults for everything but the model and the workspace: no approval (every `ask` is
-    /// denied), no audit, no hooks.
+    /// denied), no hooks.
     pub fn new(model: Arc<dyn ModelClient>, workspace: Workspace) -> Self {
         Self {
             model,
@@ -98,7 +96,6 @@ impl AgentDeps {
             final_answer: false,
             bash: BashConfig::default(),
             approval: None,
-            audit: Arc::new(NoAudit),
             hooks: HookRegistry::new(),
             artifacts: ArtifactConfig::default(),
             compaction: CompactionConfig::default(),
@@ -187,8 +184,9 @@ fn fixed_system_prompt(
 
 /// Chapter 3's pipeline: the boundary and the deny list can only deny; `bash` asks by
 /// default; P03 adds "writes ask" and "reading a secret-looking file asks".
-fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipeline {
-    let mut pipeline = PermissionPipeline::new(deps.audit.clone())
+fn permission_gate(workspace: &Workspace, deps: &AgentDeps, events: &Events) -> PermissionPipeline {
+    let mut pipeline = PermissionPipeline::new()
+        .events(events.clone())
         .rule(Arc::new(WorkspaceBoundary(workspace.clone())))
         .rule(Arc::new(DestructiveCommands))
         .rule(Arc::new(EffectRule::new(
@@ -345,7 +343,7 @@ fn build(
     let workspace = deps.workspace.clone();
     let events = Events::new(deps.events.clone());
     let gate: Arc<dyn PermissionGate> = if caps.has(Capability::Policy) {
-        Arc::new(permission_gate(&workspace, &deps))
+        Arc::new(permission_gate(&workspace, &deps, &events))
     } else {
         Arc::new(AllowAll)
     };

@@ -22,10 +22,7 @@ pub mod rules;
 pub mod secrets;
 
 pub use agent_core::{Behavior, Verdict};
-pub use approval::{
-    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, MemoryAudit,
-    NoAudit, StaticApproval,
-};
+pub use approval::{Approval, ApprovalError, ApprovalProvider, ApprovalRequest, StaticApproval};
 pub use boundary::WorkspaceBoundary;
 pub use destructive::{DestructiveCommands, destructive_reason};
 pub use display::{escape_controls, wrap_escaped};

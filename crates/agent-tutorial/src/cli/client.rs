@@ -13,7 +13,7 @@ use agent_harness::session::{
 use agent_policy::ApprovalRequest;
 use tokio::sync::mpsc;
 
-use super::deps::question;
+use super::deps::{JsonlAudit, question};
 use super::line_editor::{Ask, Input, Read};
 use crate::observer::CliObserver;
 
@@ -86,7 +86,9 @@ pub(crate) fn said_by(agents: usize, agent: &AgentId, text: &str) -> String {
     if prefix.is_empty() {
         return text.to_string();
     }
-    text.lines().map(|line| format!("{prefix}{line}\n")).collect()
+    text.lines()
+        .map(|line| format!("{prefix}{line}\n"))
+        .collect()
 }
 
 /// What the client is, for what it prints.
@@ -103,6 +105,8 @@ pub(crate) struct Client {
     pub(crate) handle: SessionHandle,
     pub(crate) lead: AgentId,
     pub(crate) observer: Arc<CliObserver>,
+    /// The audit log: a reader of the `PermissionDecided` events (chapter 3).
+    pub(crate) audit: JsonlAudit,
     pub(crate) screen: Screen,
     pub(crate) mode: ClientMode,
     /// The REPL's prompt text (`ch14 >> `).
@@ -212,6 +216,10 @@ impl Client {
             }
             // Told by `SessionEvent::TurnEnded`, which carries the typed error (for the hint).
             AgentEvent::TurnFailed { .. } | AgentEvent::TurnCancelled => return,
+            AgentEvent::PermissionDecided(decision) => {
+                self.audit.record(decision);
+                return;
+            }
             AgentEvent::ScheduleDue { .. } => {
                 // A turn runs now, even if the prompt is still open.
                 self.idle = false;

@@ -5,10 +5,11 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use agent_core::PermissionDecision;
 use agent_hooks::{HookEventKind, HookRegistry, ShellHook};
 use agent_policy::{
-    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink,
-    StaticApproval, escape_controls, wrap_escaped,
+    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, StaticApproval, escape_controls,
+    wrap_escaped,
 };
 use agent_tools::Workspace;
 use async_trait::async_trait;
@@ -159,7 +160,8 @@ impl ApprovalProvider for TtyApproval {
     }
 }
 
-/// Appends each decision as one JSON line to `.agent_tutorial/audit.jsonl`, through the
+/// Appends each permission decision (the session's `PermissionDecided` events, whichever agent
+/// made them) as one JSON line to `.agent_tutorial/audit.jsonl`, through the
 /// workspace boundary: a planted symlink (the folder or the file) is refused, never followed,
 /// so a model-chosen call id cannot be appended to a file outside.
 #[derive(Debug)]
@@ -179,7 +181,7 @@ impl JsonlAudit {
         }
     }
 
-    fn append(&self, entry: &AuditEntry) -> anyhow::Result<()> {
+    fn append(&self, entry: &PermissionDecision) -> anyhow::Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
         let mut line = serde_json::to_string(entry)?;
         line.push('\n');
@@ -189,9 +191,10 @@ impl JsonlAudit {
     }
 }
 
-impl AuditSink for JsonlAudit {
-    fn record(&self, entry: &AuditEntry) {
-        if let Err(err) = self.append(entry) {
+impl JsonlAudit {
+    /// Appends `decision`; a failure is a warning (the decision stands).
+    pub fn record(&self, decision: &PermissionDecision) {
+        if let Err(err) = self.append(decision) {
             tracing::warn!("cannot write the audit log {AUDIT_FILE}: {err:#}");
         }
     }
@@ -323,8 +326,8 @@ mod audit_tests {
     use super::*;
     use agent_policy::Behavior;
 
-    fn entry(call_id: &str) -> AuditEntry {
-        AuditEntry {
+    fn entry(call_id: &str) -> PermissionDecision {
+        PermissionDecision {
             call_id: call_id.into(),
             tool: "bash".into(),
             arguments: serde_json::json!({"command": "true"}),

@@ -202,7 +202,6 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         ApproveMode::Prompt if terminal => session.approval(&lead),
         mode => mode.provider(),
     });
-    deps.audit = Arc::new(JsonlAudit::new(&workspace));
     if profile.has(Capability::Hooks) {
         let trust = if args.trust_hooks {
             HookTrust::Bypassed
@@ -248,6 +247,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         handle: handle.clone(),
         lead,
         observer: observer.clone(),
+        audit: JsonlAudit::new(&workspace),
         screen: Screen::new(printer),
         mode: client_mode,
         prompt: format!("ch{:02} >> ", profile.chapter),

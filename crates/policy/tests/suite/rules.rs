@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex};
 use agent_core::{CallSummary, GateDecision, PermissionGate, PreparedCall, ToolEffect};
 use agent_policy::{
     Approval, ApprovalError, ApprovalProvider, ApprovalRequest, Behavior, DestructiveCommands,
-    EffectRule, MemoryAudit, PermissionPipeline, PermissionRule, SecretReads, Verdict,
-    WorkspaceBoundary,
+    EffectRule, PermissionPipeline, PermissionRule, SecretReads, Verdict, WorkspaceBoundary,
 };
 use agent_workspace::Workspace;
 use serde_json::{Value, json};
@@ -28,7 +27,7 @@ fn call(effect: ToolEffect, arguments: Value, summary: CallSummary) -> PreparedC
 /// runs; a write is asked about and, unanswered, denied.
 #[tokio::test]
 async fn a_state_change_is_not_asked_about_where_writes_are() {
-    let pipeline = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+    let pipeline = PermissionPipeline::new()
         .rule(Arc::new(EffectRule::new(
             "execute_asks",
             ToolEffect::Execute,
@@ -169,7 +168,7 @@ impl ApprovalProvider for Recording {
 #[tokio::test]
 async fn the_approval_question_shows_the_tools_summary_escaped() {
     let recording = Arc::new(Recording::default());
-    let pipeline = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+    let pipeline = PermissionPipeline::new()
         .rule(Arc::new(EffectRule::new(
             "execute_asks",
             ToolEffect::Execute,
