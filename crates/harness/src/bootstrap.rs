@@ -12,8 +12,9 @@ use agent_hooks::HookRegistry;
 pub use crate::agent::Agent;
 use agent_core::seams::{AllowAll, NoHooks};
 use agent_core::{
-    AgentInbox, AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents, PermissionGate,
-    RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
+    AgentId, AgentInbox, AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents,
+    PermissionGate, RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry,
+    ToolRegistryBuilder, TurnHooks,
 };
 use agent_cron::{Scheduler, SystemClock};
 use agent_jobs::{JobConfig, JobManager};
@@ -46,6 +47,8 @@ pub struct AgentDeps {
     pub workspace: Workspace,
     /// Receives what happens during a run: the loop's events and each feature's.
     pub events: Arc<dyn EventSink>,
+    /// The agent's name in its session (its subagents are named after it).
+    pub id: AgentId,
     pub max_turns: usize,
     /// Make the last allowed request a tool-less "answer now" request.
     pub final_answer: bool,
@@ -92,6 +95,7 @@ impl AgentDeps {
             model,
             workspace,
             events: Arc::new(NoEvents),
+            id: AgentId::lead(),
             max_turns: agent_core::runner::DEFAULT_MAX_TURNS,
             final_answer: false,
             bash: BashConfig::default(),
@@ -389,7 +393,7 @@ fn build(
         };
         tools = tools.tool(
             subagent::spec(),
-            Arc::new(TaskTool::new(move || child.runner())),
+            Arc::new(TaskTool::new(move || child.runner()).events(events.clone(), deps.id.clone())),
         );
     }
     // Chapter 12: the persistent task list, for the main agent only (a subagent's tools are
