@@ -21,8 +21,9 @@ mod manager;
 mod record;
 pub mod tools;
 
+/// The workspace's clock, re-exported: [`JobConfig::clock`] is one.
+pub use agent_workspace::{Clock, Sleep, SystemClock};
 pub use manager::{
-    Clock, DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs, TokioClock,
-    seconds,
+    DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs, seconds,
 };
 pub use record::{JOBS_DIR, JobRecord, JobStatus, KillReason};

@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use agent_core::{
     AgentEvent, AgentId, AgentInbox, Cancellation, InboxItem, InboxKind, RunError, Sender, TurnId,
 };
 use agent_cron::Scheduler;
 use agent_jobs::{JobManager, KillReason};
+use agent_workspace::Sleep;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
@@ -124,6 +125,7 @@ impl Session {
                 }
             }
             let timer = self.timer(&parts, &running);
+            let timed = timer.is_some();
             let next = tokio::select! {
                 op = self.ops.recv() => match op {
                     Some(op) => self.on_op(op, &mut running),
@@ -140,7 +142,7 @@ impl Session {
                     }
                 },
                 Some(_) = wake_rx.recv() => Next::Go,
-                () = sleep(timer), if timer.is_some() => Next::Go,
+                () = sleep(timer), if timed => Next::Go,
             };
             if let Next::End(reason) = next {
                 break 'run reason;
@@ -354,28 +356,40 @@ impl Session {
         Next::Go
     }
 
-    /// When the cron timer should wake the loop: the earliest next fire time of an idle agent's
-    /// scheduler, at most [`TIMER_CAP`] away; `None` when no idle agent has a scheduler.
-    fn timer(&self, parts: &Parts, running: &BTreeMap<AgentId, Running>) -> Option<Duration> {
-        let mut wait: Option<Duration> = None;
+    /// When the cron timer should wake the loop: at the earliest next fire time of an idle
+    /// agent's scheduler, on that scheduler's clock, or after [`TIMER_CAP`] at the latest;
+    /// `None` when no idle agent has a scheduler.
+    fn timer(&self, parts: &Parts, running: &BTreeMap<AgentId, Running>) -> Option<Sleep> {
+        let mut earliest: Option<(SystemTime, &Arc<Scheduler>)> = None;
+        let mut any = None;
         for (id, scheduler) in &parts.schedulers {
             if running.contains_key(id) {
                 continue;
             }
-            let until = match scheduler.next_fire_time() {
-                Ok(Some(at)) => {
-                    let now = scheduler.clock().now();
-                    let seconds = at.duration_since(now).as_secs_f64().max(0.0);
-                    Duration::try_from_secs_f64(seconds).unwrap_or(TIMER_CAP)
+            any = Some(scheduler);
+            // No schedule yet (the model may add one in a turn, which ends the wait), or the
+            // file cannot be read: the cap looks again later.
+            if let Ok(Some(at)) = scheduler.next_fire_time() {
+                let at = SystemTime::from(at);
+                if earliest.is_none_or(|(e, _)| at < e) {
+                    earliest = Some((at, scheduler));
                 }
-                // No schedule yet (the model may add one in a turn, which ends the wait), or
-                // the file cannot be read: look again later.
-                Ok(None) | Err(_) => TIMER_CAP,
-            };
-            let until = until.min(TIMER_CAP);
-            wait = Some(wait.map_or(until, |w| w.min(until)));
+            }
         }
-        wait
+        let clock = any?.clock().clone();
+        let fire = earliest.map(|(at, scheduler)| scheduler.clock().sleep_until_wall(at));
+        Some(Box::pin(async move {
+            let cap = clock.sleep(TIMER_CAP);
+            match fire {
+                Some(fire) => {
+                    tokio::select! {
+                        () = fire => {}
+                        () = cap => {}
+                    }
+                }
+                None => cap.await,
+            }
+        }))
     }
 
     async fn end(
@@ -412,9 +426,10 @@ fn schedule_id(marker: &str) -> String {
         .to_string()
 }
 
-async fn sleep(wait: Option<Duration>) {
-    if let Some(wait) = wait {
-        tokio::time::sleep(wait).await;
+async fn sleep(timer: Option<Sleep>) {
+    match timer {
+        Some(timer) => timer.await,
+        None => std::future::pending().await,
     }
 }
 

@@ -6,37 +6,12 @@ mod session;
 use std::sync::Arc;
 
 use agent_core::{AgentId, ModelReply, ToolCall};
-use agent_cron::{Clock, Timestamp};
 use agent_harness::session::{Session, SessionEvent};
 use agent_harness::{Agent, AgentDeps, AgentSpec, Capabilities, Capability, build_agent};
 use agent_prompting::PromptContext;
 use agent_test_support::{Recording, ScriptedModel};
 use agent_tools::Workspace;
 use tokio::sync::mpsc::UnboundedReceiver;
-
-/// The wall clock as tokio's (paused) clock moves it: a session's cron timer sleeps on tokio's
-/// time, and the scheduler reads this, so a test waits an hour in no time.
-#[derive(Debug)]
-pub struct FollowsTokio {
-    base: Timestamp,
-    start: tokio::time::Instant,
-}
-
-impl FollowsTokio {
-    pub fn at(base: &str) -> Arc<Self> {
-        Arc::new(Self {
-            base: base.parse().unwrap(),
-            start: tokio::time::Instant::now(),
-        })
-    }
-}
-
-impl Clock for FollowsTokio {
-    fn now(&self) -> Timestamp {
-        let passed = tokio::time::Instant::now() - self.start;
-        self.base + jiff::SignedDuration::try_from(passed).unwrap()
-    }
-}
 
 pub fn call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
     ToolCall {

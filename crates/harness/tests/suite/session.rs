@@ -10,12 +10,15 @@ use agent_harness::session::{EndReason, Interrupts, Mode, Op, Session, SessionEv
 use agent_tools::Workspace;
 use serde_json::json;
 
-use super::{FollowsTokio, call, caps, next, session_agent};
+use agent_workspace::ManualClock;
 
-#[tokio::test(start_paused = true)]
+use super::{call, caps, next, session_agent};
+
+#[tokio::test]
 async fn a_durable_schedule_fires_at_its_minute_while_the_session_waits_for_input() {
     let dir = tempfile::tempdir().unwrap();
-    let clock = FollowsTokio::at("2026-03-02T08:59:30Z");
+    let start: agent_cron::Timestamp = "2026-03-02T08:59:30Z".parse().unwrap();
+    let clock = Arc::new(ManualClock::new(start));
     let new = NewSchedule {
         cron: "0 9 * * *".to_string(),
         prompt: "check the build".to_string(),
@@ -43,7 +46,8 @@ async fn a_durable_schedule_fires_at_its_minute_while_the_session_waits_for_inpu
 
     // Waiting for input, nothing typed: the prompt is up.
     assert_eq!(next(&mut events).await, SessionEvent::Idle);
-    // 09:00 comes (tokio's paused clock jumps to the timer): the schedule runs as a turn.
+    // 09:00 comes, nothing typed: the session's timer wakes and the schedule runs as a turn.
+    clock.advance(std::time::Duration::from_secs(30));
     let mut seen = Vec::new();
     loop {
         match next(&mut events).await {
