@@ -303,3 +303,68 @@ fn quitting_with_ctrl_c_at_the_prompt_kills_the_background_jobs() {
         "{record}"
     );
 }
+
+/// SIGTERM (and SIGHUP) end the session like a second Ctrl-C: the background jobs are killed
+/// and their records closed as ended by the session; the exit code says which signal.
+#[test]
+fn sigterm_at_the_prompt_ends_the_session_and_its_jobs() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+
+    use crate::ch11::cancel::{alive, poll, sleep_pid, spawn_chapter, wait_exit};
+
+    let dir = workspace();
+    let script = crate::support::write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {
+                "command": "echo $$ > sleep.pid; exec sleep 600", "run_in_background": true}}]},
+            {"content": "started"},
+            {"content": "[]"}
+        ]),
+    );
+    let mut child = spawn_chapter(
+        "ch13",
+        dir.path(),
+        &["--script", script.to_str().unwrap(), "--approve", "all"],
+        &[],
+        Stdio::piped(),
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"start the job\n").unwrap();
+    let sleep = sleep_pid(dir.path());
+    let mut stderr = child.stderr.take().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = seen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    poll("the prompt after the turn", || {
+        (seen.lock().unwrap().matches("ch13 >> ").count() >= 2).then_some(())
+    });
+
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill only sends a signal, to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+
+    assert_eq!(wait_exit(&mut child).code(), Some(128 + libc::SIGTERM));
+    drop(stdin);
+    assert!(!alive(sleep), "the background job outlived the session");
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".agent_tutorial/jobs/1.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        record["status"],
+        json!({"state": "killed", "reason": "session_ended"}),
+        "{record}"
+    );
+}
