@@ -90,3 +90,31 @@ fn ctrl_c_typed_at_an_approval_question_cancels_only_the_question() {
     terminal.type_keys(b"\x04");
     assert!(terminal.wait_exit().success());
 }
+
+#[test]
+fn ctrl_c_at_the_prompt_clears_the_line_and_a_second_one_quits() {
+    let dir = workspace();
+    let data = tempfile::tempdir().unwrap();
+    let script = write_script(dir.path(), json!([]));
+    let mut terminal = Terminal::start(
+        "ch11",
+        &["--script", script.to_str().unwrap()],
+        dir.path(),
+        data.path(),
+    );
+    terminal.wait_for("ch11 >> ", 1);
+    terminal.type_keys(b"half a thought");
+    terminal.wait_for("half a thought", 1);
+
+    terminal.type_keys(b"\x03");
+    terminal.wait_for("ch11 >> ", 2);
+    terminal.type_keys(b"\x03");
+
+    assert_eq!(terminal.wait_exit().code(), Some(130));
+    let screen = terminal.screen();
+    let from = screen.find("[cancel]").unwrap();
+    assert_eq!(
+        &screen[from..],
+        "[cancel] (Ctrl-C again to quit)\nch11 >> \nerror: interrupted\n"
+    );
+}

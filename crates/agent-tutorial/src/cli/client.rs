@@ -350,6 +350,8 @@ impl Client {
             // While a turn runs (a scheduled one, with the prompt still open), Ctrl-C is for
             // the turn; at an idle prompt the first one clears the line, the second quits.
             Input::Interrupted if !self.idle || interrupted_before => {
+                // At an idle prompt this second one ends the session: nothing more is read.
+                self.closing = self.idle;
                 self.submit(Op::Interrupt(InterruptFrom::Keyboard));
             }
             Input::Interrupted => {
