@@ -89,7 +89,7 @@ pub fn read(workspace: &Workspace) -> Result<Found, BoardError> {
         .map(|(id, err)| (*id, Skip::Unreadable(err.to_string())))
         .collect();
     let mut checked: BTreeMap<u64, ImportedTask> = BTreeMap::new();
-    for (id, task) in snapshot.tasks {
+    for (&id, task) in &snapshot.tasks {
         if checked.len() >= MAX_TASKS {
             skipped.insert(id, Skip::TooMany);
             continue;
@@ -111,8 +111,8 @@ pub fn read(workspace: &Workspace) -> Result<Found, BoardError> {
             continue;
         }
         let new = board::check_new(NewTask {
-            subject: task.subject,
-            description: task.description,
+            subject: task.subject.clone(),
+            description: task.description.clone(),
             blocked_by,
         });
         match new {

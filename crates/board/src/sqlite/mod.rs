@@ -130,7 +130,7 @@ impl SqliteBoard {
         }
         // Created (or opened) through the boundary: O_NOFOLLOW, regular files only. The
         // handle is kept until SQLite has opened the same path, to compare the two.
-        let checked = workspace.open_lock(&path)?;
+        let checked = workspace.create_regular(&path)?;
         let checked = checked.metadata().map_err(|source| {
             BoardError::Path(PathError::Io {
                 op: agent_workspace::Op::Read,
