@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use crate::prompts::{SUBAGENT_SYSTEM_PROMPT, dynamic_prompt, fixed_prompt, fixed_system_prompt};
 use crate::{Capabilities, Capability, MemoryPlacement};
 use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
 use agent_hooks::HookRegistry;
@@ -12,9 +13,8 @@ use agent_hooks::HookRegistry;
 pub use crate::agent::Agent;
 use agent_core::seams::{AllowAll, NoHooks};
 use agent_core::{
-    AgentId, AgentInbox, AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents,
-    PermissionGate, RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry,
-    ToolRegistryBuilder, TurnHooks,
+    AgentId, AgentInbox, AgentRunner, EventSink, Events, ModelClient, NoEvents, PermissionGate,
+    RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
 use agent_cron::{Scheduler, SystemClock};
 use agent_jobs::{JobConfig, JobManager};
@@ -23,23 +23,13 @@ use agent_policy::{
     ApprovalProvider, Behavior, DestructiveCommands, EffectRule, PermissionPipeline, SecretReads,
     WorkspaceBoundary,
 };
-use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
+use agent_prompting::PromptContext;
 use agent_recovery::{Fallback, RecoveringModel, RetryPolicy};
 use agent_skills::{LoadSkill, SkillCatalog};
 use agent_tasks::TaskStore;
 use agent_tools::subagent::{self, ChildBuildError, SUBAGENT_MAX_TURNS, TaskTool};
 use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
 use agent_tools::{Background, BashConfig, Workspace, add_bash, add_bash_with, add_file_tools};
-
-/// The system prompt of the chapters before the dynamic prompt (chapter 10), as Markdown so a
-/// reader edits text, not code.
-pub const FIXED_SYSTEM_PROMPT: &str = include_str!("../prompts/fixed_system.md");
-/// The skills paragraph appended to the fixed prompt in chapters 7–9.
-pub const SKILLS_SECTION: &str = include_str!("../prompts/skills_section.md");
-/// The identity section of chapter 10's dynamic prompt.
-pub const IDENTITY: &str = include_str!("../prompts/identity.md");
-/// The system prompt of a subagent (chapter 6).
-pub const SUBAGENT_SYSTEM_PROMPT: &str = include_str!("../prompts/subagent_system.md");
 
 /// What the composition root needs from outside.
 pub struct AgentDeps {
@@ -167,25 +157,6 @@ fn base_tools(
     tools
 }
 
-/// The fixed system prompt of chapters 1–9; from chapter 7 on it ends with the skill catalog.
-fn fixed_system_prompt(
-    caps: Capabilities,
-    workspace: &Workspace,
-    skills: &SkillCatalog,
-) -> Arc<FixedPrompt> {
-    let mut text = FIXED_SYSTEM_PROMPT.trim_end().to_string();
-    if caps.has(Capability::Skills) {
-        text.push_str("\n\n");
-        text.push_str(
-            SKILLS_SECTION
-                .trim_end()
-                .replace("{catalog}", &skills.render())
-                .as_str(),
-        );
-    }
-    fixed_prompt(&text, workspace)
-}
-
 /// Chapter 3's pipeline: the boundary and the deny list can only deny; `bash` asks by
 /// default; P03 adds "writes ask" and "reading a secret-looking file asks".
 fn permission_gate(workspace: &Workspace, deps: &AgentDeps, events: &Events) -> PermissionPipeline {
@@ -210,50 +181,6 @@ fn permission_gate(workspace: &Workspace, deps: &AgentDeps, events: &Events) -> 
         pipeline = pipeline.approval(approval.clone());
     }
     pipeline
-}
-
-fn fixed_prompt(template: &str, workspace: &Workspace) -> Arc<FixedPrompt> {
-    let text = template
-        .trim_end()
-        .replace("{workspace}", &workspace.root().display().to_string());
-    Arc::new(FixedPrompt(text))
-}
-
-/// Chapter 10's provider: identity and context bound now, tools and memory read live, the
-/// skill catalog as scanned now (omitted when there is no skill).
-fn dynamic_prompt(
-    spec: &AgentSpec,
-    workspace: &Workspace,
-    tools: &Arc<ToolRegistry>,
-    skills: &SkillCatalog,
-    memory: Option<&Arc<MemorySession>>,
-    tasks: Option<&Arc<TaskStore>>,
-) -> Result<DynamicPromptProvider, BuildError> {
-    let mut provider = DynamicPromptProvider::new(
-        Arc::new(DynamicPromptRenderer::new()),
-        IDENTITY.trim(),
-        spec.context.clone(),
-        tools.clone(),
-        workspace.root().display().to_string(),
-    )
-    .skills((!skills.is_empty()).then(|| skills.render()));
-    if let Some(session) = memory {
-        let session = session.clone();
-        provider = provider.memory(Arc::new(move || session.render_selected()));
-    }
-    if let Some(store) = tasks {
-        // Read from disk before every request: another process (or `agent-tutorial tasks`)
-        // may have changed the list. A store that cannot be read leaves the section out.
-        let store = store.clone();
-        provider = provider.tasks(Arc::new(move || match store.snapshot() {
-            Ok(snapshot) => agent_tasks::render::prompt_block(&snapshot.tasks),
-            Err(err) => {
-                tracing::warn!("tasks: cannot list open tasks for the prompt: {err}");
-                None
-            }
-        }));
-    }
-    Ok(provider)
 }
 
 /// What a subagent shares with its parent (chapter 6): model, workspace, permission gate and

@@ -10,10 +10,12 @@ mod agent;
 pub mod bootstrap;
 mod capability;
 pub mod memory_placement;
+mod prompts;
 pub mod session;
 
 pub use agent::Answered;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
 pub use capability::{Capabilities, Capability};
 pub use memory_placement::MemoryPlacement;
+pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
 pub use session::{Session, SessionEvent, SessionHandle};
