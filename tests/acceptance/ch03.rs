@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use agent_core::ModelReply;
-use agent_policy::{AuditEntry, Behavior, MemoryAudit, StaticApproval};
+use agent_core::{AgentEvent, CollectingSink, PermissionDecision};
+use agent_policy::{Behavior, StaticApproval};
 use serde_json::json;
 
 use predicates::prelude::*;
@@ -33,12 +34,24 @@ fn session() -> Vec<ModelReply> {
     ]
 }
 
+/// The decisions told as events, in order: what the audit log writes.
+fn decisions(events: &CollectingSink) -> Vec<PermissionDecision> {
+    events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            AgentEvent::PermissionDecided(decision) => Some(decision),
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn without_approval_every_ask_is_denied_and_reads_still_run() {
     let dir = workspace();
-    let audit = Arc::new(MemoryAudit::default());
+    let audit = Arc::new(CollectingSink::new());
     let (mut agent, _model) =
-        scripted_agent_with(3, dir.path(), session(), |deps| deps.audit = audit.clone());
+        scripted_agent_with(3, dir.path(), session(), |deps| deps.events = audit.clone());
     agent.run_turn("go").await.unwrap();
     assert_eq!(
         tool_results(agent.history()),
@@ -52,8 +65,7 @@ async fn without_approval_every_ask_is_denied_and_reads_still_run() {
     );
     assert!(!dir.path().join("ran.txt").exists());
     assert!(!dir.path().join("new.txt").exists());
-    let decisions: Vec<(String, Behavior, bool)> = audit
-        .entries()
+    let decisions: Vec<(String, Behavior, bool)> = decisions(&audit)
         .into_iter()
         .map(|e| (e.call_id, e.merged, e.allowed))
         .collect();
@@ -72,9 +84,9 @@ async fn without_approval_every_ask_is_denied_and_reads_still_run() {
 #[tokio::test]
 async fn approve_all_runs_asks_but_hard_denies_still_hold() {
     let dir = workspace();
-    let audit = Arc::new(MemoryAudit::default());
+    let audit = Arc::new(CollectingSink::new());
     let (mut agent, _model) = scripted_agent_with(3, dir.path(), session(), |deps| {
-        deps.audit = audit.clone();
+        deps.events = audit.clone();
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
     });
     agent.run_turn("go").await.unwrap();
@@ -86,8 +98,8 @@ async fn approve_all_runs_asks_but_hard_denies_still_hold() {
     );
     assert_eq!(results[4], "c5: Wrote 1 bytes to new.txt");
     assert_eq!(
-        audit.entries()[1],
-        AuditEntry {
+        decisions(&audit)[1],
+        PermissionDecision {
             call_id: "c2".into(),
             tool: "bash".into(),
             arguments: json!({"command": "echo ran > ran.txt"}),
@@ -357,7 +369,7 @@ async fn reading_a_secret_looking_file_asks_and_is_denied_without_approval() {
     )
     .unwrap();
     std::os::unix::fs::symlink(".env", dir.path().join("env-link.txt")).unwrap();
-    let audit = Arc::new(MemoryAudit::default());
+    let audit = Arc::new(CollectingSink::new());
     let replies = vec![
         tool_round(vec![
             call("c1", "read_file", json!({"path": "notes.txt"})),
@@ -368,7 +380,7 @@ async fn reading_a_secret_looking_file_asks_and_is_denied_without_approval() {
         ModelReply::text("done"),
     ];
     let (mut agent, _model) = scripted_agent_with(3, dir.path(), replies, |deps| {
-        deps.audit = audit.clone();
+        deps.events = audit.clone();
         deps.approval = Some(Arc::new(StaticApproval::DenyAll));
     });
     agent.run_turn("read the config").await.unwrap();
@@ -381,8 +393,7 @@ async fn reading_a_secret_looking_file_asks_and_is_denied_without_approval() {
             "c4: Error [permission_denied]: `env-link.txt` may hold secrets, so reading it needs approval; the user declined (by secret_reads_ask)",
         ]
     );
-    let decisions: Vec<(String, Behavior, bool)> = audit
-        .entries()
+    let decisions: Vec<(String, Behavior, bool)> = decisions(&audit)
         .into_iter()
         .map(|e| (e.call_id, e.merged, e.allowed))
         .collect();

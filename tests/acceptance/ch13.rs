@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use agent_core::{Message, ModelReply, ModelRequest, ToolCall};
+use agent_core::{AgentEvent, CollectingSink, Message, ModelReply, ModelRequest, ToolCall};
 use agent_jobs::{Clock, JobStatus};
 use agent_policy::StaticApproval;
 use agent_tutorial::{Agent, render};
@@ -41,15 +41,43 @@ fn background(command: &str) -> ToolCall {
     )
 }
 
-/// P13 on a script, every `ask` approved, a clock that makes every job take 4.2 s.
+/// P13 on a script, every `ask` approved, a clock that makes every job take 4.2 s, every
+/// event collected.
 fn agent(
     dir: &std::path::Path,
     replies: Vec<ModelReply>,
-) -> (Agent, Arc<agent_test_support::ScriptedModel>) {
-    scripted_agent_with(13, dir, replies, |deps| {
+) -> (
+    Agent,
+    Arc<agent_test_support::ScriptedModel>,
+    Arc<CollectingSink>,
+) {
+    let events = Arc::new(CollectingSink::new());
+    let (agent, model) = scripted_agent_with(13, dir, replies, |deps| {
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
         deps.jobs.clock = Arc::new(StepClock(Instant::now(), AtomicU32::new(0)));
-    })
+        deps.events = events.clone();
+    });
+    (agent, model, events)
+}
+
+/// The lines the person is shown for the jobs that ended, as the CLI renders them.
+fn job_lines(events: &CollectingSink) -> Vec<String> {
+    let observer = agent_tutorial::observer::CliObserver::default();
+    events
+        .events()
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::JobFinished { .. }))
+        .filter_map(|e| observer.render(e))
+        .collect()
+}
+
+/// Waits (up to a generous bound) until a job has ended.
+async fn job_ended(events: &CollectingSink) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while job_lines(events).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the job never ended");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// The requests of the conversation itself (memory's extraction requests offer no tools).
@@ -72,10 +100,9 @@ async fn a_jobs_notice_arrives_in_the_next_request_exactly_once() {
         ModelReply::text("You are welcome."),
         ModelReply::text("[]"),
     ];
-    let (mut agent, model) = agent(dir.path(), replies);
+    let (mut agent, model, events) = agent(dir.path(), replies);
     agent.run_turn("build it in the background").await.unwrap();
-    let jobs = agent.jobs().unwrap().clone();
-    assert_eq!(jobs.wait(1).await.unwrap(), JobStatus::Exited { code: 0 });
+    job_ended(&events).await;
     agent.run_turn("is it done?").await.unwrap();
     agent.run_turn("thanks").await.unwrap();
     model.finish().unwrap();
@@ -124,10 +151,9 @@ async fn a_jobs_notice_arrives_in_the_next_request_exactly_once() {
     let stored = agent.history().iter().filter(|m| **m == notice).count();
     assert_eq!(stored, 1);
     assert_eq!(
-        agent.finished_jobs(),
-        vec!["[job 1] exit 0 after 4.2s: echo built"]
+        job_lines(&events),
+        ["[job 1] exit 0 after 4.2s: echo built\n"]
     );
-    assert_eq!(agent.finished_jobs(), Vec::<String>::new());
 }
 
 #[tokio::test]
@@ -138,7 +164,7 @@ async fn a_job_outliving_the_session_is_killed() {
         ModelReply::text("Started."),
         ModelReply::text("[]"),
     ];
-    let (mut agent, model) = agent(dir.path(), replies);
+    let (mut agent, model, _events) = agent(dir.path(), replies);
     agent.run_turn("sleep in the background").await.unwrap();
     model.finish().unwrap();
     let pid_file = dir.path().join("job.pid");
@@ -187,7 +213,7 @@ async fn a_job_outliving_the_session_is_killed() {
 #[tokio::test]
 async fn p13_first_request_in_full() {
     let dir = workspace();
-    let (mut agent, model) = agent(
+    let (mut agent, model, _events) = agent(
         dir.path(),
         vec![ModelReply::text("Nothing to run."), ModelReply::text("[]")],
     );
@@ -212,7 +238,6 @@ async fn chapters_before_13_keep_the_old_bash() {
             "chapter {chapter}"
         );
         assert_eq!(agent.tools().spec("job_output"), None);
-        assert!(agent.jobs().is_none());
     }
 }
 
@@ -266,6 +291,71 @@ fn quitting_with_ctrl_c_at_the_prompt_kills_the_background_jobs() {
 
     interrupt(&child);
     assert_eq!(wait_exit(&mut child).code(), Some(130));
+    drop(stdin);
+    assert!(!alive(sleep), "the background job outlived the session");
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".agent_tutorial/jobs/1.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        record["status"],
+        json!({"state": "killed", "reason": "session_ended"}),
+        "{record}"
+    );
+}
+
+/// SIGTERM (and SIGHUP) end the session like a second Ctrl-C: the background jobs are killed
+/// and their records closed as ended by the session; the exit code says which signal.
+#[test]
+fn sigterm_at_the_prompt_ends_the_session_and_its_jobs() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+
+    use crate::ch11::cancel::{alive, poll, sleep_pid, spawn_chapter, wait_exit};
+
+    let dir = workspace();
+    let script = crate::support::write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {
+                "command": "echo $$ > sleep.pid; exec sleep 600", "run_in_background": true}}]},
+            {"content": "started"},
+            {"content": "[]"}
+        ]),
+    );
+    let mut child = spawn_chapter(
+        "ch13",
+        dir.path(),
+        &["--script", script.to_str().unwrap(), "--approve", "all"],
+        &[],
+        Stdio::piped(),
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"start the job\n").unwrap();
+    let sleep = sleep_pid(dir.path());
+    let mut stderr = child.stderr.take().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = seen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    poll("the prompt after the turn", || {
+        (seen.lock().unwrap().matches("ch13 >> ").count() >= 2).then_some(())
+    });
+
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill only sends a signal, to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+
+    assert_eq!(wait_exit(&mut child).code(), Some(128 + libc::SIGTERM));
     drop(stdin);
     assert!(!alive(sleep), "the background job outlived the session");
     let record: serde_json::Value = serde_json::from_str(

@@ -1,15 +1,15 @@
-//! Chapter 14: scheduled prompts run as user turns between the person's turns.
+//! Chapter 14: scheduled prompts run as user turns between the person's turns, driven by the
+//! session (`agent_harness::Session`) as the CLI drives them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_core::{
-    Message, ModelClient, ModelError, ModelReply, ModelRequest, RunError, TurnOutcome,
-};
-use agent_cron::{Durability, ManualClock, NewSchedule, Timestamp, Zone, next_fire};
+use agent_core::{AgentEvent, AgentId, Message, ModelClient, ModelError, ModelReply, ModelRequest};
+use agent_cron::{Durability, ManualClock, NewSchedule, Scheduler, Timestamp, Zone, next_fire};
+use agent_harness::session::{Interrupts, Mode, Op, Session, SessionEvent};
 use agent_policy::StaticApproval;
 use agent_test_support::ScriptedModel;
-use agent_tutorial::cli::scheduled::{Batch, run_due_to};
+use agent_tools::Workspace;
 use agent_tutorial::{Agent, render};
 use async_trait::async_trait;
 use serde_json::json;
@@ -43,16 +43,21 @@ impl ModelClient for TimePasses {
     }
 }
 
-/// P14 on a script, every `ask` approved, the scheduler on `clock`.
+/// P14 on a script, every `ask` approved, the scheduler on `clock`; with a session, its
+/// events go to the session.
 fn agent(
     dir: &std::path::Path,
     replies: Vec<ModelReply>,
     clock: &Arc<ManualClock>,
     time_passes: Option<(usize, Timestamp)>,
+    session: Option<&mut Session>,
 ) -> (Agent, Arc<ScriptedModel>) {
     scripted_agent_with(14, dir, replies, |deps| {
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
         deps.cron_clock = clock.clone();
+        if let Some(session) = session {
+            deps.events = session.sink(&AgentId::lead());
+        }
         if let Some((at, then)) = time_passes {
             deps.model = Arc::new(TimePasses {
                 inner: deps.model.clone(),
@@ -65,15 +70,53 @@ fn agent(
     })
 }
 
-/// What the interactive loop does between prompts, with the turns run on `rt`.
-fn between_prompts(rt: &tokio::runtime::Runtime, agent: &mut Agent) -> (Batch, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let turn = |agent: &mut Agent, text: &str| -> Result<TurnOutcome, RunError> {
-        rt.block_on(agent.run_turn(text))
-    };
-    let batch = run_due_to(agent, turn, &mut out, &mut err);
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
-    (batch, text(out), text(err))
+/// Adds a schedule to the workspace's durable file, as an earlier process would have.
+fn add_durable(dir: &std::path::Path, clock: &Arc<ManualClock>, new: NewSchedule) {
+    let scheduler = Scheduler::new(&Workspace::new(dir).unwrap(), clock.clone());
+    scheduler.add(new).unwrap();
+}
+
+/// What the person sees of a session run: the marker lines (stderr) and the answers (stdout).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Seen {
+    markers: Vec<String>,
+    answers: Vec<String>,
+}
+
+/// Runs what is queued and due on `session` (the REPL's look between two prompts) and
+/// returns what the person saw.
+fn between_prompts(
+    rt: &tokio::runtime::Runtime,
+    session: &mut Session,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
+) -> Seen {
+    rt.block_on(session.run(Mode::UntilIdle));
+    let mut seen = Seen::default();
+    while let Ok(event) = events.try_recv() {
+        if let SessionEvent::Agent(envelope) = event {
+            match envelope.event {
+                AgentEvent::ScheduleDue { marker, .. } => seen.markers.push(marker),
+                AgentEvent::TurnAnswered { text } => seen.answers.push(text),
+                _ => {}
+            }
+        }
+    }
+    seen
+}
+
+/// A session whose lead is a P14 agent built by `build`.
+fn session_with(
+    build: impl FnOnce(&mut Session) -> (Agent, Arc<ScriptedModel>),
+) -> (
+    Session,
+    tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
+    Arc<ScriptedModel>,
+) {
+    let mut session = Session::new(Interrupts::CancelTurn);
+    let (agent, model) = build(&mut session);
+    session.add(AgentId::lead(), agent);
+    let events = session.take_events().unwrap();
+    (session, events, model)
 }
 
 /// The user messages of each request of the conversation itself (memory's extraction
@@ -120,23 +163,24 @@ fn a_schedule_due_during_a_turn_runs_after_it_as_the_next_user_turn() {
     ];
     // 09:00 arrives with the turn's second request: the schedule is due mid-turn.
     let passes = Some((2, at("2026-03-02T09:00:00Z")));
-    let (mut agent, model) = agent(dir.path(), replies, &clock, passes);
+    let (mut session, mut events, model) =
+        session_with(|session| agent(dir.path(), replies, &clock, passes, Some(session)));
     let rt = runtime();
+    let prompt = "every day at 9, summarize notes.txt".to_string();
+    session.handle().submit(Op::Prompt {
+        agent: AgentId::lead(),
+        text: prompt.clone(),
+    });
 
-    rt.block_on(agent.run_turn("every day at 9, summarize notes.txt"))
-        .unwrap();
-    let during = user_messages(&model.requests());
-    let (batch, out, err) = between_prompts(&rt, &mut agent);
+    let seen = between_prompts(&rt, &mut session, &mut events);
 
     model.finish().unwrap();
     let requests = model.requests();
     assert_all_paired(&requests);
-    let prompt = "every day at 9, summarize notes.txt".to_string();
     let marker = "[scheduled run of cron s1 (`0 9 * * *` UTC), due 2026-03-02 09:00 UTC]";
     let scheduled = format!("{marker}\nsummarize notes.txt");
     // The turn's three requests carry only the person's prompt; the scheduled prompt is the
     // next user turn, marker first.
-    assert_eq!(during, vec![vec![prompt.clone()]; 3]);
     assert_eq!(
         user_messages(&requests),
         vec![
@@ -146,35 +190,38 @@ fn a_schedule_due_during_a_turn_runs_after_it_as_the_next_user_turn() {
             vec![prompt, scheduled],
         ]
     );
-    assert_eq!(batch, Batch::Done);
-    assert_eq!(err, format!("{marker}\n"));
-    assert_eq!(out, "alpha, beta.\n");
+    assert_eq!(
+        seen,
+        Seen {
+            markers: vec![marker.to_string()],
+            answers: vec!["Scheduled.".to_string(), "alpha, beta.".to_string()],
+        }
+    );
 }
 
 #[test]
 fn missed_runs_coalesce_into_one_scheduled_turn_at_start_up() {
     let dir = workspace();
     let clock = Arc::new(ManualClock::new(at("2026-03-02T09:00:00Z")));
-    let (first, _model) = agent(dir.path(), vec![], &clock, None);
     let new = NewSchedule {
         cron: "*/10 * * * *".to_string(),
         prompt: "check the build".to_string(),
         timezone: Some("Europe/Berlin".to_string()),
         durability: Durability::Durable,
     };
-    first.scheduler().unwrap().add(new).unwrap();
-    drop(first);
+    add_durable(dir.path(), &clock, new);
     // The process was down for five periods: 09:10, 09:20, 09:30, 09:40 and 09:50 passed.
     clock.set(at("2026-03-02T09:55:00Z"));
     let replies = vec![
         ModelReply::text("The build is green."),
         ModelReply::text("[]"),
     ];
-    let (mut agent, model) = agent(dir.path(), replies, &clock, None);
+    let (mut session, mut events, model) =
+        session_with(|session| agent(dir.path(), replies, &clock, None, Some(session)));
     let rt = runtime();
 
-    let (batch, out, err) = between_prompts(&rt, &mut agent);
-    let again = between_prompts(&rt, &mut agent);
+    let seen = between_prompts(&rt, &mut session, &mut events);
+    let again = between_prompts(&rt, &mut session, &mut events);
 
     model.finish().unwrap();
     let marker = "[scheduled run of cron 1 (`*/10 * * * *` Europe/Berlin), due 2026-03-02 09:10 UTC, 4 more missed runs folded into this one]";
@@ -183,14 +230,13 @@ fn missed_runs_coalesce_into_one_scheduled_turn_at_start_up() {
         vec![vec![format!("{marker}\ncheck the build")]]
     );
     assert_eq!(
-        (batch, out, err),
-        (
-            Batch::Done,
-            "The build is green.\n".to_string(),
-            format!("{marker}\n")
-        )
+        seen,
+        Seen {
+            markers: vec![marker.to_string()],
+            answers: vec!["The build is green.".to_string()],
+        }
     );
-    assert_eq!(again, (Batch::Done, String::new(), String::new()));
+    assert_eq!(again, Seen::default());
 }
 
 /// The `cron list` table for one schedule, with its next run as the scheduler computes it.
@@ -259,7 +305,6 @@ fn a_durable_schedule_survives_a_restart_and_cron_list_shows_it() {
 fn a_one_shot_run_runs_what_is_due_after_its_turn() {
     let dir = workspace();
     let clock = Arc::new(ManualClock::new(at("2026-03-02T09:00:00Z")));
-    let (first, _model) = agent(dir.path(), vec![], &clock, None);
     let new = NewSchedule {
         cron: "0 9 1 1 *".to_string(),
         prompt: "write the yearly report".to_string(),
@@ -267,8 +312,7 @@ fn a_one_shot_run_runs_what_is_due_after_its_turn() {
         durability: Durability::Durable,
     };
     // Its next run, 2027-01-01 09:00, is moved into the past, as if the process had been down.
-    first.scheduler().unwrap().add(new).unwrap();
-    drop(first);
+    add_durable(dir.path(), &clock, new);
     let file = dir.path().join(".agent_tutorial/crons.json");
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(
@@ -329,7 +373,7 @@ async fn p14_first_request_in_full() {
         ModelReply::text("Nothing scheduled."),
         ModelReply::text("[]"),
     ];
-    let (mut agent, model) = agent(dir.path(), replies, &clock, None);
+    let (mut agent, model) = agent(dir.path(), replies, &clock, None, None);
     agent.run_turn("what runs on a schedule?").await.unwrap();
     model.finish().unwrap();
     let root = dir.path().canonicalize().unwrap().display().to_string();
@@ -345,7 +389,100 @@ async fn chapters_before_14_have_no_scheduler_and_no_cron_tools() {
         let (agent, _model) = scripted_agent_with(chapter, dir.path(), vec![], |deps| {
             deps.cron_clock = clock;
         });
-        assert!(agent.scheduler().is_none(), "chapter {chapter}");
-        assert_eq!(agent.tools().spec("schedule_cron"), None);
+        assert_eq!(
+            agent.tools().spec("schedule_cron"),
+            None,
+            "chapter {chapter}"
+        );
     }
+}
+
+/// At a real pseudo-terminal: `ch14` waits at its prompt with half a line typed; the schedule
+/// comes due, runs as a marked turn printed above the line, and the half-typed line is still
+/// there to finish.
+#[test]
+fn at_a_terminal_a_schedule_fires_while_the_prompt_waits_and_the_half_typed_line_survives() {
+    let dir = workspace();
+    let data = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(at("2026-03-02T08:59:00Z")));
+    let new = NewSchedule {
+        cron: "0 9 1 1 *".to_string(),
+        prompt: "write the yearly report".to_string(),
+        timezone: None,
+        durability: Durability::Durable,
+    };
+    add_durable(dir.path(), &clock, new);
+    // Due a few seconds from now (the file as another process would have left it): the
+    // session sleeps until then while the prompt waits.
+    let due = Timestamp::now()
+        .checked_add(std::time::Duration::from_secs(3))
+        .unwrap();
+    let file = dir.path().join(".agent_tutorial/crons.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("2027-01-01T09:00:00Z", &due.to_string()),
+    )
+    .unwrap();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"content": "Report written."},
+            {"content": "[]"},
+            {"content": "Finished it."},
+            {"content": "[]"}
+        ]),
+    );
+    let record = dir.path().join("requests.jsonl");
+    let mut terminal = crate::pty::Terminal::start(
+        "ch14",
+        &[
+            "--script",
+            script.to_str().unwrap(),
+            "--record",
+            record.to_str().unwrap(),
+            // The schedule file was written by this test, not by the harness: trusted here.
+            "--trust-workspace",
+        ],
+        dir.path(),
+        data.path(),
+    );
+    terminal.wait_for("ch14 >> ", 1);
+    terminal.type_keys(b"half");
+
+    let marker = format!(
+        "[scheduled run of cron 1 (`0 9 1 1 *` UTC), due {}]",
+        due.strftime("%Y-%m-%d %H:%M UTC")
+    );
+    terminal.wait_for("Report written.", 1);
+    terminal.type_keys(b" typed\r");
+    terminal.wait_for("Finished it.", 1);
+    terminal.type_keys(b"\x04");
+    assert!(terminal.wait_exit().success());
+
+    let screen = terminal.screen();
+    let from = screen.find(&marker).unwrap();
+    let report = screen[from..].find("Report written.\n").unwrap();
+    // Each line printed above the prompt is followed by the prompt redrawn with the half-typed
+    // line (the editor erases it before the next one, which the plain text cannot show).
+    assert_eq!(
+        &screen[from..from + report + "Report written.\n".len()],
+        format!("{marker}\nch14 >> half[memory] selected: (none)\nch14 >> halfReport written.\n")
+    );
+    // The line typed before the schedule fired went on after it: one prompt, `half typed`.
+    let requests: Vec<ModelRequest> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        user_messages(&requests),
+        vec![
+            vec![format!("{marker}\nwrite the yearly report")],
+            vec![
+                format!("{marker}\nwrite the yearly report"),
+                "half typed".to_string()
+            ],
+        ]
+    );
 }

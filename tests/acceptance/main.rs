@@ -24,6 +24,7 @@ mod docs;
 mod first_run;
 mod fragments;
 mod glossary;
+mod pty;
 mod requests;
 mod sandbox;
 mod security_key;

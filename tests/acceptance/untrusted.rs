@@ -378,3 +378,40 @@ fn planted_escape_sequences_are_refused_on_read_and_never_printed_raw() {
         "{err}"
     );
 }
+
+/// The model's answer is shown, never run by the terminal: an OSC 52 clipboard write, a CSI
+/// clear-screen and a bidi override in an answer (and in a tool line) reach stdout and stderr
+/// as text.
+#[test]
+fn an_answer_cannot_set_the_clipboard_or_clear_the_screen() {
+    let dir = workspace();
+    write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo \u{1b}[2J"}}]},
+            {"content": "done\u{1b}]52;c;cm0gLXJmIH4=\u{7} \u{202e}exe\u{1b}[2J"}
+        ]),
+    );
+    let run = command("ch01", dir.path())
+        .args([
+            "--script",
+            "script.json",
+            "--prompt",
+            "go",
+            "--sandbox",
+            "off",
+        ])
+        .assert()
+        .success();
+    let output = run.get_output();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "done\\e]52;c;cm0gLXJmIH4=\\x07 \\u{202e}exe\\e[2J\n"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.lines().next(),
+        Some(r#"[tool] bash {"command":"echo \u001b[2J"}"#)
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+}

@@ -1,21 +1,19 @@
-//! `agent-tutorial`: the composition root and the CLI.
+//! `agent-tutorial`: the chapter table and the CLI.
 //!
-//! - [`bootstrap`]: `build_agent(profile, deps)`, the one place that maps a chapter profile
-//!   to wired components.
+//! - [`profile`]: the chapter table (one screen): which capabilities each chapter has.
+//! - [`agents`]: a chapter's agent, built by the harness (`agent_harness`).
 //! - [`cli`]: `agent-tutorial run | prompt | chapters` and the chapter binaries' `main`.
-//! - [`profile`]: the chapter table (one screen).
 //! - [`render`]: readable views of a request (used by `prompt` and the snapshot tests).
 
-mod agent;
-pub mod bootstrap;
+pub mod agents;
 pub mod cache_report;
 pub mod cli;
-pub mod memory_placement;
 pub mod observer;
 pub mod profile;
 pub mod render;
 pub mod spinner;
 
-pub use bootstrap::{Agent, AgentDeps, BuildError, build_agent, build_preview_agent};
-pub use memory_placement::MemoryPlacement;
-pub use profile::{Capability, Profile, ProfileError, Status};
+pub use agent_harness::bootstrap;
+pub use agent_harness::{Agent, AgentDeps, BuildError, MemoryPlacement};
+pub use agents::{build_agent, build_preview_agent};
+pub use profile::{Capabilities, Capability, Profile, ProfileError, Status};

@@ -9,9 +9,6 @@ use agent_policy::escape_controls;
 
 use crate::cache_report::{CacheLedger, CacheRow};
 
-/// The subagent tool's name (chapter 6): calls made while one is open are the child's.
-const TASK_TOOL: &str = "task";
-
 /// Renders events on stderr; with `--record`, also appends every request as one JSON line.
 #[derive(Debug, Default)]
 pub struct CliObserver {
@@ -20,9 +17,9 @@ pub struct CliObserver {
     plan: Mutex<String>,
     /// A plan written by the tool running now: shown after that tool's `[result]` line.
     pending_plan: Mutex<Option<String>>,
-    /// The names of the tool calls started and not finished yet, outermost first. Calls run
-    /// one after another, so a call started while a `task` call is open is the subagent's.
-    open_calls: Mutex<Vec<String>>,
+    /// How many subagents are running now (between their `SubagentStarted` and
+    /// `SubagentFinished` events): the nesting of the calls told now (chapter 6).
+    depth: Mutex<usize>,
     /// `--cache-report`: one row per request, printed after the run.
     cache: Option<Mutex<CacheLedger>>,
 }
@@ -42,7 +39,7 @@ impl CliObserver {
             record,
             plan: Mutex::default(),
             pending_plan: Mutex::default(),
-            open_calls: Mutex::default(),
+            depth: Mutex::default(),
             cache: None,
         })
     }
@@ -128,40 +125,27 @@ impl CliObserver {
         }
     }
 
-    /// How many `task` calls are open: the nesting depth of the call starting or ending now.
-    fn depth(open: &[String]) -> usize {
-        open.iter()
-            .filter(|name| name.as_str() == TASK_TOOL)
-            .count()
+    fn depth(&self) -> usize {
+        *self.depth.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The `[tool]` line, marked when a subagent makes the call.
     fn tool_started(&self, call: &agent_core::ToolCall) -> String {
-        let mut open = self
-            .open_calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let prefix = child_prefix(Self::depth(&open));
-        open.push(call.name.clone());
         format!(
-            "{prefix}[tool] {} {}",
+            "{}[tool] {} {}",
+            child_prefix(self.depth()),
             call.name,
             one_line(&call.arguments, 160)
         )
     }
 
     /// `[result]`, then the plan the call wrote if it differs from the one last shown.
-    fn tool_finished(&self, result: &Result<String, ToolFailure>) {
-        let prefix = {
-            let mut open = self
-                .open_calls
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            open.pop();
-            child_prefix(Self::depth(&open))
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{prefix}[result] {}", summarize(result));
+    fn tool_finished(&self, result: &Result<String, ToolFailure>) -> String {
+        let mut text = format!(
+            "{}[result] {}\n",
+            child_prefix(self.depth()),
+            summarize(result)
+        );
         let pending = self
             .pending_plan
             .lock()
@@ -170,10 +154,11 @@ impl CliObserver {
         if let Some(plan) = pending {
             let mut last = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
             if *last != plan {
-                let _ = write!(err, "{plan}");
+                text.push_str(&plan);
                 *last = plan;
             }
         }
+        text
     }
 }
 
@@ -186,8 +171,11 @@ pub fn compaction_line(kind: agent_core::CompactionKind, before: usize, after: u
     )
 }
 
-impl EventSink for CliObserver {
-    fn emit(&self, event: &AgentEvent) {
+impl CliObserver {
+    /// What the terminal shows for `event` on stderr, whole lines each ending in a line break;
+    /// `None` for an event it does not show. Also records requests (`--record`) and keeps the
+    /// cache report's rows.
+    pub fn render(&self, event: &AgentEvent) -> Option<String> {
         if let Some(ledger) = &self.cache {
             ledger
                 .lock()
@@ -195,19 +183,28 @@ impl EventSink for CliObserver {
                 .observe(event, std::time::Instant::now());
         }
         let line = match event {
-            AgentEvent::RequestSent { request, .. } => return self.record(request),
-            AgentEvent::ReplyReceived(reply) => match reply_notice(reply) {
-                Some(notice) => notice.to_string(),
-                None => return,
-            },
+            AgentEvent::RequestSent { request, .. } => {
+                self.record(request);
+                return None;
+            }
+            AgentEvent::ReplyReceived(reply) => reply_notice(reply)?.to_string(),
             AgentEvent::ToolStarted(call) => self.tool_started(call),
-            AgentEvent::ToolFinished { result, .. } => return self.tool_finished(result),
+            AgentEvent::ToolFinished { result, .. } => return Some(self.tool_finished(result)),
+            AgentEvent::SubagentStarted { .. } => {
+                *self.depth.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+                return None;
+            }
+            AgentEvent::SubagentFinished { .. } => {
+                let mut depth = self.depth.lock().unwrap_or_else(PoisonError::into_inner);
+                *depth = depth.saturating_sub(1);
+                return None;
+            }
             AgentEvent::PlanUpdated(steps) => {
                 *self
                     .pending_plan
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner) = Some(render_plan(steps));
-                return;
+                return None;
             }
             // Through the log, as before events: the level filter (`-v`, RUST_LOG) applies.
             AgentEvent::HookFailed {
@@ -216,7 +213,7 @@ impl EventSink for CliObserver {
                 message,
             } => {
                 tracing::warn!("{event} hook `{hook}` failed: {message}");
-                return;
+                return None;
             }
             AgentEvent::ResultPersisted {
                 call_id,
@@ -242,9 +239,31 @@ impl EventSink for CliObserver {
             }
             // The model's name comes from configuration and a call's from the model: escaped.
             AgentEvent::Recovery(action) => escape_controls(&action.to_string()),
-            _ => return,
+            // A job's command is the model's: escaped and cut (chapter 13).
+            AgentEvent::JobFinished {
+                id,
+                command,
+                status,
+                elapsed_ms,
+            } => {
+                let summary: String = command.escape_debug().take(80).collect();
+                let elapsed = agent_jobs::seconds(std::time::Duration::from_millis(*elapsed_ms));
+                format!("[job {id}] {status} after {elapsed}: {summary}")
+            }
+            // The marker line of a scheduled run (chapter 14); the prompt in it is the model's.
+            AgentEvent::ScheduleDue { marker, .. } => escape_controls(marker),
+            _ => return None,
         };
-        let _ = writeln!(std::io::stderr(), "{line}");
+        Some(format!("{line}\n"))
+    }
+}
+
+/// Renders straight onto stderr (a watcher outside a session: tests, benchmarks).
+impl EventSink for CliObserver {
+    fn emit(&self, event: &AgentEvent) {
+        if let Some(text) = self.render(event) {
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
     }
 }
 
@@ -284,25 +303,46 @@ mod tests {
     }
 
     #[test]
-    fn calls_inside_an_open_task_call_are_marked_once_per_level() {
+    fn calls_between_a_subagents_start_and_end_are_marked_once_per_level() {
         let observer = CliObserver::default();
         let call = |name: &str| agent_core::ToolCall {
             id: "c".into(),
             name: name.into(),
             arguments: "{}".into(),
         };
-        assert_eq!(observer.tool_started(&call("task")), "[tool] task {}");
+        let sub = agent_core::AgentId::lead().subagent(1);
+        let events = [
+            AgentEvent::ToolStarted(call("task")),
+            AgentEvent::SubagentStarted {
+                call_id: "c".into(),
+                agent: sub.clone(),
+                description: "look".into(),
+            },
+            AgentEvent::ToolStarted(call("read_file")),
+            AgentEvent::ToolFinished {
+                call: call("read_file"),
+                result: Ok("x".into()),
+            },
+            AgentEvent::SubagentFinished {
+                call_id: "c".into(),
+                agent: sub,
+            },
+            AgentEvent::ToolFinished {
+                call: call("task"),
+                result: Ok("done".into()),
+            },
+            // A tool named like the subagent tool is not a subagent: nothing is guessed.
+            AgentEvent::ToolStarted(call("task")),
+        ];
+        let shown: String = events.iter().filter_map(|e| observer.render(e)).collect();
         assert_eq!(
-            observer.tool_started(&call("read_file")),
-            "  ⤷ [tool] read_file {}"
+            shown,
+            "[tool] task {}\n\
+             \u{20}\u{20}⤷ [tool] read_file {}\n\
+             \u{20}\u{20}⤷ [result] ok: 1 line, 1 byte\n\
+             [result] ok: 1 line, 4 bytes\n\
+             [tool] task {}\n"
         );
-        observer.open_calls.lock().unwrap().pop();
-        assert_eq!(
-            observer.open_calls.lock().unwrap().as_slice(),
-            ["task".to_string()]
-        );
-        observer.open_calls.lock().unwrap().pop();
-        assert_eq!(observer.tool_started(&call("bash")), "[tool] bash {}");
     }
 
     #[test]

@@ -1,60 +1,11 @@
 //! Chapter profiles: one code base, each chapter switching capabilities on.
 //!
 //! The table below is the map of the tutorial and fits on one screen on purpose. Every
-//! capability in it is one `profile.has(..)` in `bootstrap.rs`; nothing is listed that the
-//! code does not switch. (The loop and the tool registry are not capabilities: chapter 1
+//! capability in it is one `has(..)` in the harness's composition root
+//! (`agent_harness::bootstrap`); nothing is listed that the code does not switch. (The loop and the tool registry are not capabilities: chapter 1
 //! already runs its one tool through them, and every later chapter is the same loop.)
 
-use std::fmt;
-
-/// A capability a chapter switches on. Profiles are cumulative: chapter N has everything of
-/// chapters 1..=N.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Capability {
-    Bash,
-    Files,
-    Policy,
-    Hooks,
-    Todo,
-    Subagent,
-    Skills,
-    Artifacts,
-    Compaction,
-    Memory,
-    DynamicPrompt,
-    Recovery,
-    TaskGraph,
-    Background,
-    Cron,
-}
-
-impl Capability {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Bash => "bash",
-            Self::Files => "files",
-            Self::Policy => "policy",
-            Self::Hooks => "hooks",
-            Self::Todo => "todo",
-            Self::Subagent => "subagent",
-            Self::Skills => "skills",
-            Self::Artifacts => "artifacts",
-            Self::Compaction => "compaction",
-            Self::Memory => "memory",
-            Self::DynamicPrompt => "dynamic_prompt",
-            Self::Recovery => "recovery",
-            Self::TaskGraph => "task_graph",
-            Self::Background => "background",
-            Self::Cron => "cron",
-        }
-    }
-}
-
-impl fmt::Display for Capability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use agent_harness::{Capabilities, Capability};
 
 /// Whether a chapter can be run yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +103,11 @@ impl Profile {
             .take_while(|p| p.chapter <= self.chapter)
             .flat_map(|p| p.adds.iter().copied())
             .collect()
+    }
+
+    /// The same capabilities as a set, for the harness.
+    pub fn capability_set(&self) -> Capabilities {
+        self.capabilities().into_iter().collect()
     }
 
     /// `P01`, `P02`, …

@@ -55,8 +55,9 @@ pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
 pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
 pub use seams::{
-    FixedPrompt, GateDecision, HistoryProcessor, HookStop, Inbox, PermissionGate, ProcessError,
-    PromptBlocked, PromptError, SeamError, SystemPromptProvider, TurnHooks,
+    AgentInbox, FixedPrompt, GateDecision, HistoryProcessor, HookStop, INBOX_CAPACITY, Inbox,
+    InboxFull, PermissionGate, ProcessError, PromptBlocked, PromptError, SeamError,
+    SystemPromptProvider, TurnHooks,
 };
 pub use tool::{
     CallSummary, FailureCode, OutputPart, PreparedCall, ToolEffect, ToolFailure, ToolHandler,

@@ -137,7 +137,7 @@ pub struct AgentRunner {
     /// Applied once, after the other processors, when the model says the prompt is too long.
     overflow: Option<Arc<dyn HistoryProcessor>>,
     shaper: Option<Arc<dyn ResultShaper>>,
-    /// Messages from outside the loop (chapter 13), stored before the request they join.
+    /// Items from outside the loop (chapter 13's job notices), stored before the request they join.
     inbox: Option<Arc<dyn Inbox>>,
     events: Arc<dyn EventSink>,
     max_turns: usize,
@@ -215,7 +215,7 @@ impl AgentRunnerBuilder {
         self
     }
 
-    /// Where messages from outside the loop come from (chapter 13's job notices).
+    /// Where items from outside the loop come from (chapter 13's job notices).
     pub fn inbox(mut self, inbox: Arc<dyn Inbox>) -> Self {
         self.runner.inbox = Some(inbox);
         self
@@ -266,6 +266,11 @@ impl AgentRunner {
     /// The bound on model requests per user turn.
     pub fn max_turns(&self) -> usize {
         self.max_turns
+    }
+
+    /// The names of the history processors every request goes through, in order.
+    pub fn processor_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.processors.iter().map(|p| p.name())
     }
 
     /// Builds the request the runner would send next for `history`, without sending it.
@@ -369,7 +374,12 @@ impl AgentRunner {
             // Here and only here: the history ends with the prompt, a stop-hook message or a
             // whole batch of results, so a stored notice keeps every call next to its result.
             if let Some(inbox) = &self.inbox {
-                history.extend(inbox.take().into_iter().map(Arc::new));
+                let items = inbox.take();
+                if !items.is_empty() {
+                    // One rendering for every item: its body, as its feature marked it.
+                    let bodies: Vec<&str> = items.iter().map(|i| i.body.as_str()).collect();
+                    history.push(Arc::new(Message::user(bodies.join("\n"))));
+                }
             }
             let Some(reply) = cancel.run(self.request(history, requests)).await else {
                 info!(

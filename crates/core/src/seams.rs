@@ -1,8 +1,10 @@
 //! The points where later chapters plug into the loop. Each seam has a do-nothing default so
 //! chapter 1's runner is the plain loop and nothing more.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_protocol::{InboxItem, InboxKind, Sender};
 use async_trait::async_trait;
 
 use crate::message::{Message, ToolCall};
@@ -235,16 +237,99 @@ pub struct NoHooks;
 
 impl TurnHooks for NoHooks {}
 
-/// Messages that arrive from outside the loop while it runs: chapter 13's completion notices of
-/// background jobs. The runner takes them right before each model request and appends them to
-/// the STORED history, so each one is stored once and sent from then on, never twice. (A
-/// [`HistoryProcessor`] cannot do this: it shapes one request and stores nothing, so it would
-/// either add the notice to every request or let the model forget it after one.) Taken only
-/// at that point, a message can never land between a tool call and its result: the results of
-/// a batch are appended all at once, before the next request.
+/// Items that arrive from outside the loop while it runs: chapter 13's completion notices of
+/// background jobs, and from chapter 15 on teammates' mail. The runner takes them right before
+/// each model request and appends them to the STORED history as one user message (their bodies
+/// joined by line breaks, oldest first), so each one is stored once and sent from then on,
+/// never twice. (A [`HistoryProcessor`] cannot do this: it shapes one request and stores
+/// nothing, so it would either add the notice to every request or let the model forget it
+/// after one.) Taken only at that point, an item can never land between a tool call and its
+/// result: the results of a batch are appended all at once, before the next request.
 pub trait Inbox: Send + Sync {
-    /// Every message waiting, oldest first; each is handed out once.
-    fn take(&self) -> Vec<Message>;
+    /// Every item waiting that joins a request, oldest first; each is handed out once.
+    fn take(&self) -> Vec<InboxItem>;
+}
+
+/// The most items one [`AgentInbox`] holds; a post past it is refused (and said in the log).
+pub const INBOX_CAPACITY: usize = 256;
+
+/// An agent's inbox: posted to from outside the loop (a job's supervisor, the scheduler, a
+/// teammate), read by the runner ([`Inbox::take`]: the items that join the next request) and by
+/// the session that drives the agent ([`AgentInbox::take_turn`]: the items that start a turn of
+/// their own). Every post wakes whoever waits in [`AgentInbox::changed`], so an idle agent can
+/// be woken without input.
+#[derive(Debug, Default)]
+pub struct AgentInbox {
+    items: Mutex<VecDeque<InboxItem>>,
+    wake: tokio::sync::Notify,
+}
+
+/// The inbox already holds [`INBOX_CAPACITY`] items.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the inbox is full ({INBOX_CAPACITY} items); the item from {from:?} was dropped")]
+pub struct InboxFull {
+    /// Who sent the dropped item.
+    pub from: Sender,
+}
+
+/// Whether an item of `kind` starts a turn of its own (a scheduled run) or joins the next
+/// request of whatever turn runs (a job notice, mail).
+pub fn starts_a_turn(kind: InboxKind) -> bool {
+    matches!(kind, InboxKind::ScheduledRun)
+}
+
+impl AgentInbox {
+    /// An empty inbox.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn items(&self) -> std::sync::MutexGuard<'_, VecDeque<InboxItem>> {
+        // Every change is one push or one drain: a panic cannot leave the queue half changed.
+        self.items.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `item` and wakes whoever waits.
+    pub fn post(&self, item: InboxItem) -> Result<(), InboxFull> {
+        {
+            let mut items = self.items();
+            if items.len() >= INBOX_CAPACITY {
+                return Err(InboxFull { from: item.from });
+            }
+            items.push_back(item);
+        }
+        // `notify_one` keeps a permit when no one waits yet: a post between a look and the
+        // wait is not lost.
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// The oldest item that starts a turn of its own, taken out.
+    pub fn take_turn(&self) -> Option<InboxItem> {
+        let mut items = self.items();
+        let at = items.iter().position(|i| starts_a_turn(i.kind))?;
+        items.remove(at)
+    }
+
+    /// Whether any item waits (of any kind).
+    pub fn is_empty(&self) -> bool {
+        self.items().is_empty()
+    }
+
+    /// Waits until something is posted (at once if something was posted since the last wait).
+    pub async fn changed(&self) {
+        self.wake.notified().await;
+    }
+}
+
+impl Inbox for AgentInbox {
+    fn take(&self) -> Vec<InboxItem> {
+        let mut items = self.items();
+        let (joins, stays): (VecDeque<InboxItem>, VecDeque<InboxItem>) =
+            items.drain(..).partition(|i| !starts_a_turn(i.kind));
+        *items = stays;
+        joins.into()
+    }
 }
 
 /// Shapes one batch of tool results before they are stored (chapter 8 moves large results to

@@ -1,8 +1,9 @@
 //! The scheduler: adds, lists and cancels schedules, and answers "what is due now?".
 //!
-//! Nothing here runs on its own: no timer, no task. The REPL asks [`Scheduler::due`] when it is
-//! idle between user turns, so a scheduled prompt can never land in the middle of a turn, and
-//! tests drive time with an injected [`Clock`] (the workspace's, read as wall time).
+//! Nothing here runs on its own: no timer, no task. The session that drives the agent sleeps
+//! until [`Scheduler::next_fire_time`] and asks [`Scheduler::due`] when the agent is idle, so a
+//! scheduled prompt can never land in the middle of a turn, and tests drive time with an
+//! injected [`Clock`] (the workspace's, read as wall time).
 
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -174,6 +175,30 @@ impl Scheduler {
             trust_gate::record_written(was, contents, &*self.trust);
             removed
         })
+    }
+
+    /// The earliest next fire time of any schedule (durable or session), `None` when there is
+    /// none: the session sleeps until then (on its clock) and asks [`Scheduler::due`]. Reads
+    /// the durable file without its lock, like the look in `due`.
+    pub fn next_fire_time(&self) -> Result<Option<Timestamp>, CronError> {
+        let durable = self
+            .store
+            .read()?
+            .schedules()
+            .map(|s| s.next_fire_utc)
+            .min();
+        let session = self
+            .session()
+            .schedules
+            .iter()
+            .map(|s| s.next_fire_utc)
+            .min();
+        Ok(durable.into_iter().chain(session).min())
+    }
+
+    /// The clock this scheduler reads "now" from.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// The schedules due at the clock's now, each once however many fire times it missed,

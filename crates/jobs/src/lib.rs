@@ -10,8 +10,9 @@
 //! 2. copies the output into the log up to a cap ([`JobConfig::log_cap`]); past it the log ends
 //!    with a marker line and later output is dropped (the last lines are still kept in memory
 //!    for the notice);
-//! 3. when the job ends, queues a completion notice that the runner's [`agent_core::Inbox`]
-//!    seam stores once before the next request, and a line for the person at the REPL;
+//! 3. when the job ends, posts a completion notice to the agent's [`agent_core::AgentInbox`]
+//!    (the runner stores it once before the next request) and tells the person through an
+//!    [`agent_core::AgentEvent::JobFinished`] event;
 //! 4. kills a job that outlives [`JobConfig::limit`], and every job still running when the
 //!    manager is dropped (the session ended).
 
@@ -22,5 +23,7 @@ pub mod tools;
 
 /// The workspace's clock, re-exported: [`JobConfig::clock`] is one.
 pub use agent_workspace::{Clock, Sleep, SystemClock};
-pub use manager::{DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs};
+pub use manager::{
+    DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs, seconds,
+};
 pub use record::{JOBS_DIR, JobRecord, JobStatus, KillReason};

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use agent_core::{FailureCode, Inbox, Message, ToolFailure};
+use agent_core::{
+    AgentEvent, AgentInbox, Events, FailureCode, InboxItem, InboxKind, Sender, ToolFailure,
+};
 use agent_workspace::process::{Child, Command, Ended, Killer, Output, Stdin, Stream};
 use agent_workspace::{Clock, Inside, PathError, SystemClock, Workspace};
 use tokio::sync::{Notify, watch};
@@ -108,13 +110,12 @@ impl From<JobError> for ToolFailure {
     }
 }
 
-/// What the runner and the REPL have not been told yet.
-#[derive(Debug, Default)]
-struct Board {
-    /// Completion notices for the model, taken by the runner's inbox.
-    model: Vec<String>,
-    /// One line per finished job, for the person at the REPL.
-    user: Vec<String>,
+/// Where a job's end is told: the model through the agent's inbox (a notice stored before the
+/// next request), the person through an [`AgentEvent::JobFinished`] event.
+#[derive(Debug, Clone, Default)]
+struct Tell {
+    inbox: Arc<AgentInbox>,
+    events: Events,
 }
 
 /// One job, shared by the manager and the task supervising it.
@@ -136,7 +137,7 @@ pub struct JobManager {
     workspace: Workspace,
     config: JobConfig,
     jobs: Mutex<BTreeMap<u64, Arc<Job>>>,
-    board: Arc<Mutex<Board>>,
+    tell: Tell,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -154,8 +155,21 @@ impl JobManager {
             workspace,
             config,
             jobs: Mutex::new(BTreeMap::new()),
-            board: Arc::new(Mutex::new(Board::default())),
+            tell: Tell::default(),
         }
+    }
+
+    /// Posts each completion notice to `inbox` (by default, one of the manager's own that no
+    /// one reads).
+    pub fn inbox(mut self, inbox: Arc<AgentInbox>) -> Self {
+        self.tell.inbox = inbox;
+        self
+    }
+
+    /// Tells `events` when a job ends ([`AgentEvent::JobFinished`]).
+    pub fn events(mut self, events: Events) -> Self {
+        self.tell.events = events;
+        self
     }
 
     pub fn config(&self) -> &JobConfig {
@@ -208,7 +222,7 @@ impl JobManager {
             record,
             workspace: self.workspace.clone(),
             clock: self.config.clock.clone(),
-            board: self.board.clone(),
+            tell: self.tell.clone(),
         };
         tokio::spawn(supervisor.run(child, deadline));
         Ok(id)
@@ -293,11 +307,6 @@ impl JobManager {
         Ok(format!("{head}\n{body}"))
     }
 
-    /// One line per job that ended since the last call, for the person at the REPL.
-    pub fn take_finished_lines(&self) -> Vec<String> {
-        std::mem::take(&mut lock(&self.board).user)
-    }
-
     /// Kills every job still running, with its whole process tree, and records why.
     pub fn kill_all(&self, reason: KillReason) {
         let jobs: Vec<(u64, Arc<Job>)> = lock(&self.jobs)
@@ -338,18 +347,6 @@ impl agent_tools::BackgroundJobs for JobManager {
     }
 }
 
-/// The runner takes the notices of jobs that ended, all in one message, before its next
-/// request; each notice is handed out once.
-impl Inbox for JobManager {
-    fn take(&self) -> Vec<Message> {
-        let notices = std::mem::take(&mut lock(&self.board).model);
-        if notices.is_empty() {
-            return Vec::new();
-        }
-        vec![Message::user(notices.join("\n"))]
-    }
-}
-
 /// A job's output goes to its log, stdout and stderr interleaved in arrival order.
 impl Output for Job {
     fn push(&self, _stream: Stream, bytes: &[u8]) {
@@ -364,7 +361,7 @@ struct Supervisor {
     record: JobRecord,
     workspace: Workspace,
     clock: Arc<dyn Clock>,
-    board: Arc<Mutex<Board>>,
+    tell: Tell,
 }
 
 impl Supervisor {
@@ -401,13 +398,12 @@ impl Supervisor {
     }
 
     fn announce(&self, status: JobStatus, elapsed: Duration) {
-        let mut board = lock(&self.board);
-        let summary: String = self.job.command.escape_debug().take(80).collect();
-        board.user.push(format!(
-            "[job {}] {status} after {}: {summary}",
-            self.id,
-            seconds(elapsed)
-        ));
+        self.tell.events.emit(AgentEvent::JobFinished {
+            id: self.id,
+            command: self.job.command.clone(),
+            status: status.to_string(),
+            elapsed_ms: millis(elapsed),
+        });
         // The model asked for the kill and read the answer; a session that ended has no one
         // to tell.
         if matches!(
@@ -419,9 +415,15 @@ impl Supervisor {
             return;
         }
         let tail = lock(&self.job.log).last_lines(NOTICE_LINES);
-        board
-            .model
-            .push(notice(self.id, status, elapsed, tail).into_text());
+        let notice = InboxItem {
+            from: Sender::Job(self.id),
+            kind: InboxKind::JobNotice,
+            request_id: None,
+            body: notice(self.id, status, elapsed, tail).into_text(),
+        };
+        if let Err(err) = self.tell.inbox.post(notice) {
+            tracing::warn!("job {}: its notice was not delivered: {err}", self.id);
+        }
     }
 }
 
@@ -436,8 +438,8 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// `4.2s`.
-fn seconds(d: Duration) -> String {
+/// `4.2s`: how the notice and the person's line say how long a job ran.
+pub fn seconds(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64())
 }
 

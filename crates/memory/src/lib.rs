@@ -27,9 +27,7 @@ pub use block::render_block;
 pub use consent::MEMORY_WRITE;
 pub use index::INDEX_FILE;
 pub use record::{MemoryRecord, MemoryType, RecordError, last_wins};
-pub use session::{
-    CONSOLIDATE_AT, MAX_SELECTED, MemoryDelivery, MemoryInjector, MemorySession, TurnReport,
-};
+pub use session::{CONSOLIDATE_AT, MAX_SELECTED, MemoryDelivery, MemoryInjector, MemorySession};
 pub use store::{
     Fault, Loaded, MAX_BYTES, MAX_LINES, MEMORY_DIR, MemoryError, MemoryStore, Skipped,
 };

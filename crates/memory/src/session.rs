@@ -1,9 +1,9 @@
 //! `MemorySession`: memory around one conversation — select before the turn, inject before
 //! each request (chapter 9 only), extract and consolidate after the turn.
 //!
-//! Memory failures are recorded in [`MemorySession::last_error`] and never break the user's
-//! answer: a memory that could not be read or written is worse than none only if it crashes
-//! the agent.
+//! Memory failures are told as [`AgentEvent::MemoryFailed`] events (and logged) and never break
+//! the user's answer: a memory that could not be read or written is worse than none only if it
+//! crashes the agent.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::block::render_block;
 use crate::keywords;
 use crate::record::{MemoryRecord, RecordError, last_wins};
-use crate::store::{MemoryError, MemoryStore, Skipped};
+use crate::store::{MemoryError, MemoryStore};
 
 /// At most this many records are selected per turn.
 pub const MAX_SELECTED: usize = 5;
@@ -29,19 +29,6 @@ const CONSOLIDATE_PROMPT: &str = include_str!("consolidate_prompt.md");
 #[derive(Debug, Default)]
 struct State {
     selected: Vec<MemoryRecord>,
-    extracted: Vec<String>,
-    skipped: Vec<Skipped>,
-    last_error: Option<String>,
-}
-
-/// What happened in the memory of the last turn, for the CLI to show.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TurnReport {
-    pub selected: Vec<String>,
-    pub extracted: Vec<String>,
-    /// Corrupt records left out this turn (each also logged as a warning).
-    pub skipped: Vec<Skipped>,
-    pub error: Option<String>,
 }
 
 /// Who shows the selected memories to the model.
@@ -151,16 +138,9 @@ impl MemorySession {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The usable stored records; the corrupt ones skipped are noted for the report.
+    /// The usable stored records; the store warns about each corrupt one it leaves out.
     fn load_usable(&self) -> Result<Vec<MemoryRecord>, MemoryError> {
-        let loaded = self.store.load_all()?;
-        let mut state = self.state();
-        for skipped in loaded.skipped {
-            if !state.skipped.contains(&skipped) {
-                state.skipped.push(skipped);
-            }
-        }
-        Ok(loaded.records)
+        Ok(self.store.load_all()?.records)
     }
 
     /// The usable stored records, or `None` with the error recorded.
@@ -173,10 +153,8 @@ impl MemorySession {
     /// Told once, as an event (the CLI prints it as `[memory] error: …`); not also logged as
     /// a warning, which printed every failure twice.
     fn record_error(&self, error: String) {
-        self.events.emit(AgentEvent::MemoryFailed {
-            message: error.clone(),
-        });
-        self.state().last_error = Some(error);
+        self.events
+            .emit(AgentEvent::MemoryFailed { message: error });
     }
 
     fn selected_now(&self, selected: Vec<MemoryRecord>) {
@@ -186,7 +164,6 @@ impl MemorySession {
     }
 
     fn extracted_now(&self, names: Vec<String>) {
-        self.state().extracted = names.clone();
         self.events.emit(AgentEvent::MemoryExtracted { names });
     }
 
@@ -200,30 +177,10 @@ impl MemorySession {
         render_block(&self.state().selected)
     }
 
-    pub fn last_error(&self) -> Option<String> {
-        self.state().last_error.clone()
-    }
-
-    pub fn report(&self) -> TurnReport {
-        let state = self.state();
-        TurnReport {
-            selected: state.selected.iter().map(|r| r.name.clone()).collect(),
-            extracted: state.extracted.clone(),
-            skipped: state.skipped.clone(),
-            error: state.last_error.clone(),
-        }
-    }
-
     /// Loads the records and selects up to five for `query`: by a model call without tools,
     /// or, when that fails or answers nonsense, by keyword overlap.
     pub async fn begin_turn(&self, query: &str) {
-        {
-            let mut state = self.state();
-            state.selected.clear();
-            state.extracted.clear();
-            state.skipped.clear();
-            state.last_error = None;
-        }
+        self.state().selected.clear();
         let Some(records) = self.load() else {
             return self.selected_now(Vec::new());
         };

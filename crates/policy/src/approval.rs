@@ -1,12 +1,9 @@
-//! Asking a person, and writing down what was decided.
-
-use std::sync::{Mutex, PoisonError};
+//! Asking a person. What was decided leaves the pipeline as an
+//! [`agent_core::AgentEvent::PermissionDecided`] event; the audit log is one of its readers.
 
 use async_trait::async_trait;
-use serde::Serialize;
-use serde_json::Value;
 
-use agent_core::{Behavior, PreparedCall};
+use agent_core::PreparedCall;
 
 use crate::display::escape_controls;
 
@@ -48,6 +45,9 @@ pub enum ApprovalError {
     /// There is nobody to ask: no terminal on stdin or stderr.
     #[error("no terminal to ask on")]
     NoTerminal,
+    /// The person cancelled the question (Ctrl-C) instead of answering it.
+    #[error("the question was cancelled")]
+    Cancelled,
     /// Asking or reading the answer failed.
     #[error(transparent)]
     Failed(Box<dyn std::error::Error + Send + Sync>),
@@ -83,56 +83,6 @@ impl ApprovalProvider for StaticApproval {
             Self::DenyAll => Approval::Declined,
         })
     }
-}
-
-/// One line of the audit log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AuditEntry {
-    pub call_id: String,
-    pub tool: String,
-    pub arguments: Value,
-    /// The merged behaviour before approval.
-    pub merged: Behavior,
-    /// Which participant decided.
-    pub source: String,
-    /// The final decision.
-    pub allowed: bool,
-    pub reason: String,
-}
-
-/// Receives every final decision.
-pub trait AuditSink: Send + Sync {
-    fn record(&self, entry: &AuditEntry);
-}
-
-/// Keeps entries in memory (tests, and callers that print them later).
-#[derive(Debug, Default)]
-pub struct MemoryAudit(Mutex<Vec<AuditEntry>>);
-
-impl MemoryAudit {
-    pub fn entries(&self) -> Vec<AuditEntry> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-}
-
-impl AuditSink for MemoryAudit {
-    fn record(&self, entry: &AuditEntry) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(entry.clone());
-    }
-}
-
-/// Discards entries.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoAudit;
-
-impl AuditSink for NoAudit {
-    fn record(&self, _entry: &AuditEntry) {}
 }
 
 /// The tool's own summary of the call (the command for `bash`, the path for file tools, the

@@ -26,8 +26,7 @@ pub mod secrets;
 
 pub use agent_core::{Behavior, Verdict};
 pub use approval::{
-    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, MemoryAudit,
-    NoAudit, Protection, StaticApproval,
+    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, Protection, StaticApproval,
 };
 pub use boundary::WorkspaceBoundary;
 pub use destructive::{DestructiveCommands, destructive_reason};

@@ -2,12 +2,13 @@
 
 use std::sync::Arc;
 
-use agent_core::{Behavior, GateDecision, PermissionGate, PreparedCall, Verdict};
+use agent_core::{
+    AgentEvent, Behavior, Events, GateDecision, PermissionDecision, PermissionGate, PreparedCall,
+    Verdict,
+};
 use async_trait::async_trait;
 
-use crate::approval::{
-    self, Approval, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink, Protection,
-};
+use crate::approval::{self, Approval, ApprovalProvider, ApprovalRequest, Protection};
 use crate::protected::{PromptWrites, ProtectedPaths};
 
 /// Why a rule could not decide. The pipeline turns it into a deny: a rule that cannot decide
@@ -72,7 +73,9 @@ impl Decision {
 pub struct PermissionPipeline {
     rules: Vec<Arc<dyn PermissionRule>>,
     approval: Option<Arc<dyn ApprovalProvider>>,
-    audit: Arc<dyn AuditSink>,
+    /// Where every final decision goes ([`AgentEvent::PermissionDecided`]): the audit log is a
+    /// reader of these events, not a second sink.
+    events: Events,
 }
 
 impl std::fmt::Debug for PermissionPipeline {
@@ -91,13 +94,26 @@ impl std::fmt::Debug for PermissionPipeline {
     }
 }
 
+impl Default for PermissionPipeline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl PermissionPipeline {
-    pub fn new(audit: Arc<dyn AuditSink>) -> Self {
+    /// A pipeline with no rule, no approval provider and no one told of its decisions.
+    pub fn new() -> Self {
         Self {
             rules: Vec::new(),
             approval: None,
-            audit,
+            events: Events::default(),
         }
+    }
+
+    /// Tells `events` every final decision.
+    pub fn events(mut self, events: Events) -> Self {
+        self.events = events;
+        self
     }
 
     pub fn rule(mut self, rule: Arc<dyn PermissionRule>) -> Self {
@@ -190,15 +206,16 @@ impl PermissionGate for PermissionPipeline {
             Protection::Ordinary
         };
         let decision = self.decide(call, &merged, protection).await;
-        self.audit.record(&AuditEntry {
-            call_id: call.call_id.clone(),
-            tool: call.name.clone(),
-            arguments: call.arguments.clone(),
-            merged: merged.behavior,
-            source: merged.source.clone(),
-            allowed: decision.is_allowed(),
-            reason: decision.reason().to_string(),
-        });
+        self.events
+            .emit(AgentEvent::PermissionDecided(PermissionDecision {
+                call_id: call.call_id.clone(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+                merged: merged.behavior,
+                source: merged.source.clone(),
+                allowed: decision.is_allowed(),
+                reason: decision.reason().to_string(),
+            }));
         match decision {
             Decision::Allow { .. } => GateDecision::Allow,
             Decision::Deny { reason } => GateDecision::Deny {

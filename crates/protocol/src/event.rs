@@ -104,6 +104,8 @@ pub enum AgentEvent {
         command: String,
         /// How it ended.
         status: String,
+        /// How long it ran, in milliseconds (the person's line says `after 4.2s`).
+        elapsed_ms: u64,
     },
     /// A schedule came due and is about to run as a turn (chapter 14). `marker` is the line
     /// that starts the turn's text.
@@ -142,6 +144,19 @@ pub enum AgentEvent {
         /// The subagent's id.
         agent: AgentId,
     },
+    /// The turn's answer, told by the session the moment the loop returns it: before memory
+    /// extraction (chapter 9) runs, so the person reads it without waiting for that.
+    TurnAnswered {
+        /// The answer, as the model wrote it.
+        text: String,
+    },
+    /// The turn ended without an answer; `error` says why (as the loop's error reads).
+    TurnFailed {
+        /// The loop's error, as it reads.
+        error: String,
+    },
+    /// The turn was cancelled (Ctrl-C); the history is closed (every call answered).
+    TurnCancelled,
 }
 
 /// An event as it leaves a session: which agent, which of its turns, and its place in the

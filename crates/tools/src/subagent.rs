@@ -6,14 +6,15 @@
 //! by the child's whole exploration — that is the point of a subagent.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use agent_core::tool::{parse_arguments, string_argument};
 use agent_core::{
-    AgentRunner, CallSummary, FailureCode, PreparedCall, RegistryError, RunError, ToolEffect,
-    ToolFailure, ToolHandler, ToolSpec,
+    AgentEvent, AgentId, AgentRunner, CallSummary, Events, FailureCode, PreparedCall,
+    RegistryError, RunError, ToolEffect, ToolFailure, ToolHandler, ToolSpec,
 };
 
 /// The bound on a child's model requests.
@@ -53,6 +54,13 @@ type Factory = dyn Fn() -> Result<AgentRunner, ChildBuildError> + Send + Sync;
 /// `task`: builds a fresh child runner per call.
 pub struct TaskTool {
     factory: Arc<Factory>,
+    /// Told when a subagent starts and ends, so a watcher knows which events are the child's
+    /// (they go through the parent's sink) without guessing from tool names.
+    events: Events,
+    /// The agent whose tool this is; its subagents are `<parent>-sub<n>`.
+    parent: AgentId,
+    /// Subagents started so far.
+    started: AtomicU32,
 }
 
 impl std::fmt::Debug for TaskTool {
@@ -70,7 +78,34 @@ impl TaskTool {
     ) -> Self {
         Self {
             factory: Arc::new(factory),
+            events: Events::default(),
+            parent: AgentId::lead(),
+            started: AtomicU32::new(0),
         }
+    }
+
+    /// Tells `events` when each subagent of `parent` starts and ends.
+    pub fn events(mut self, events: Events, parent: AgentId) -> Self {
+        self.events = events;
+        self.parent = parent;
+        self
+    }
+}
+
+/// Tells that the subagent ended however its call ends: answered, failed, or dropped when the
+/// turn is cancelled.
+struct Finished<'a> {
+    events: &'a Events,
+    call_id: &'a str,
+    agent: AgentId,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.events.emit(AgentEvent::SubagentFinished {
+            call_id: self.call_id.to_string(),
+            agent: self.agent.clone(),
+        });
     }
 }
 
@@ -90,6 +125,19 @@ impl ToolHandler for TaskTool {
                 "refusing to start a subagent that could start subagents",
             ));
         }
+        let agent = self
+            .parent
+            .subagent(self.started.fetch_add(1, Ordering::Relaxed) + 1);
+        self.events.emit(AgentEvent::SubagentStarted {
+            call_id: call.call_id.clone(),
+            agent: agent.clone(),
+            description: args.description.clone(),
+        });
+        let _finished = Finished {
+            events: &self.events,
+            call_id: &call.call_id,
+            agent,
+        };
         let mut history = Vec::new();
         match child.run_turn(&mut history, &args.description).await {
             Ok(outcome) => Ok(outcome.final_text),

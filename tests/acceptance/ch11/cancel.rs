@@ -313,3 +313,43 @@ async fn a_ctrl_c_after_the_answer_only_skips_memory_extraction() {
         ("the answer", true)
     );
 }
+
+/// Chapters 1–10 have no turn to go back to after a Ctrl-C: it ends the session, and the
+/// command running then dies with it (it runs in its own process group, which the terminal's
+/// SIGINT never reaches; the session drops the call, and the group with it).
+#[test]
+fn before_chapter_11_ctrl_c_ends_the_run_and_the_running_command_with_it() {
+    let dir = workspace();
+    let script = write_script(
+        dir.path(),
+        json!([{"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": SLEEP_COMMAND}}]}]),
+    );
+    let mut child = spawn_chapter(
+        "ch02",
+        dir.path(),
+        &[
+            "--script",
+            script.to_str().unwrap(),
+            "--prompt",
+            "wait a while",
+        ],
+        &[],
+        Stdio::null(),
+    );
+    let sleep = sleep_pid(dir.path());
+    assert!(alive(sleep));
+
+    interrupt(&child);
+
+    assert_eq!(wait_exit(&mut child).code(), Some(130));
+    poll("the sleep to be killed", || (!alive(sleep)).then_some(()));
+    assert_eq!(read_all(child.stdout.take()), "");
+    assert_eq!(
+        read_all(child.stderr.take()),
+        format!(
+            "[tool] bash {{\"command\":\"{}\"}}\n\
+             error: cancelled: the turn was stopped before it finished\n",
+            SLEEP_COMMAND.replace('"', "\\\"")
+        )
+    );
+}

@@ -5,3 +5,4 @@
 pub(crate) mod cancel;
 mod line_editor;
 mod recovery;
+mod terminal;

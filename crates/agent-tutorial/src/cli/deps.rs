@@ -5,11 +5,9 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use agent_core::PermissionDecision;
 use agent_hooks::{HookEventKind, HookRegistry, ShellHook};
-use agent_policy::{
-    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, AuditEntry, AuditSink,
-    StaticApproval,
-};
+use agent_policy::{Approval, ApprovalError, ApprovalProvider, ApprovalRequest, StaticApproval};
 use agent_tools::Workspace;
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -52,7 +50,7 @@ pub struct TtyApproval;
 const FALLBACK_WIDTH: usize = 100;
 
 /// The width of the terminal on stderr, else [`FALLBACK_WIDTH`].
-fn terminal_width() -> usize {
+pub(crate) fn terminal_width() -> usize {
     terminal_size::terminal_size_of(std::io::stderr())
         .map(|(terminal_size::Width(w), _)| usize::from(w))
         .filter(|w| *w >= 20)
@@ -137,7 +135,8 @@ impl ApprovalProvider for TtyApproval {
     }
 }
 
-/// Appends each decision as one JSON line to `.agent_tutorial/audit.jsonl`, through the
+/// Appends each permission decision (the session's `PermissionDecided` events, whichever agent
+/// made them) as one JSON line to `.agent_tutorial/audit.jsonl`, through the
 /// workspace boundary: a planted symlink (the folder or the file) is refused, never followed,
 /// so a model-chosen call id cannot be appended to a file outside.
 #[derive(Debug)]
@@ -157,7 +156,7 @@ impl JsonlAudit {
         }
     }
 
-    fn append(&self, entry: &AuditEntry) -> anyhow::Result<()> {
+    fn append(&self, entry: &PermissionDecision) -> anyhow::Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
         let mut line = serde_json::to_string(entry)?;
         line.push('\n');
@@ -167,9 +166,10 @@ impl JsonlAudit {
     }
 }
 
-impl AuditSink for JsonlAudit {
-    fn record(&self, entry: &AuditEntry) {
-        if let Err(err) = self.append(entry) {
+impl JsonlAudit {
+    /// Appends `decision`; a failure is a warning (the decision stands).
+    pub fn record(&self, decision: &PermissionDecision) {
+        if let Err(err) = self.append(decision) {
             tracing::warn!("cannot write the audit log {AUDIT_FILE}: {err:#}");
         }
     }
@@ -292,8 +292,8 @@ mod audit_tests {
     use super::*;
     use agent_policy::Behavior;
 
-    fn entry(call_id: &str) -> AuditEntry {
-        AuditEntry {
+    fn entry(call_id: &str) -> PermissionDecision {
+        PermissionDecision {
             call_id: call_id.into(),
             tool: "bash".into(),
             arguments: serde_json::json!({"command": "true"}),

@@ -16,6 +16,8 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{Behavior, Config, Editor};
 
+use agent_harness::session::ApprovalId;
+
 use super::trust::{TrustError, read_bounded};
 
 /// A larger history file is not loaded (and not appended to): it is the user's to trim.
@@ -205,6 +207,31 @@ impl LineEditor {
         }
     }
 
+    /// A printer that shows text above the line being typed without destroying it (a
+    /// terminal only). rustyline's `ExternalPrinter` rather than reedline's: rustyline is the
+    /// editor already built (reedline would bring crossterm and a second terminal layer), and
+    /// its printer writes straight through when no line is being read.
+    pub(crate) fn printer(&mut self) -> Option<Box<dyn rustyline::ExternalPrinter + Send>> {
+        match self {
+            Self::Plain => None,
+            Self::Terminal { editor, .. } => match editor.create_external_printer() {
+                Ok(printer) => Some(Box::new(printer)),
+                Err(err) => {
+                    tracing::warn!("no printer above the prompt ({err}); printing plainly");
+                    None
+                }
+            },
+        }
+    }
+
+    /// Reads the answer to a question: like [`read`](Self::read), kept out of the history.
+    pub(crate) fn read_answer(&mut self, prompt: &str) -> io::Result<Input> {
+        match self {
+            Self::Plain => read_plain(prompt),
+            Self::Terminal { editor, .. } => from_readline(editor.readline(prompt)),
+        }
+    }
+
     pub(crate) fn read(&mut self, prompt: &str) -> io::Result<Input> {
         match self {
             Self::Plain => read_plain(prompt),
@@ -222,13 +249,66 @@ impl LineEditor {
                     }
                     Ok(Input::Line(line))
                 }
-                Err(ReadlineError::Eof) => Ok(Input::End),
-                Err(ReadlineError::Interrupted) => Ok(Input::Interrupted),
-                Err(ReadlineError::Io(err)) => Err(err),
-                Err(err) => Err(io::Error::other(err)),
+                Err(err) => from_readline(Err(err)),
             },
         }
     }
+}
+
+fn from_readline(read: Result<String, ReadlineError>) -> io::Result<Input> {
+    match read {
+        Ok(line) => Ok(Input::Line(line)),
+        Err(ReadlineError::Eof) => Ok(Input::End),
+        Err(ReadlineError::Interrupted) => Ok(Input::Interrupted),
+        Err(ReadlineError::Io(err)) => Err(err),
+        Err(err) => Err(io::Error::other(err)),
+    }
+}
+
+/// What the editor thread is asked to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// The next prompt, after this prompt text (`ch14 >> `).
+    Prompt(String),
+    /// The answer to approval question `id`; `text` ends with the line the answer is typed on.
+    Question { id: ApprovalId, text: String },
+}
+
+/// What the editor thread read, and for what.
+pub(crate) type Read = (Ask, io::Result<Input>);
+
+/// The line editor on its own blocking thread: it reads whenever it is asked and sends what it
+/// read to the client's loop, which never blocks on the terminal.
+pub(crate) fn spawn_editor(
+    mut editor: LineEditor,
+    reads: tokio::sync::mpsc::UnboundedSender<Read>,
+) -> std::sync::mpsc::Sender<Ask> {
+    let (asks, asked) = std::sync::mpsc::channel::<Ask>();
+    let thread = std::thread::Builder::new()
+        .name("line-editor".into())
+        .spawn(move || {
+            while let Ok(ask) = asked.recv() {
+                let read = match &ask {
+                    Ask::Prompt(prompt) => editor.read(prompt),
+                    Ask::Question { text, .. } => {
+                        // Only the last line is the editor's prompt; the lines above it are
+                        // printed as they are (a long command is shown whole, wrapped).
+                        let (above, last) = text.rsplit_once('\n').unwrap_or(("", text));
+                        if !above.is_empty() {
+                            eprintln!("{above}");
+                        }
+                        editor.read_answer(last)
+                    }
+                };
+                if reads.send((ask, read)).is_err() {
+                    break;
+                }
+            }
+        });
+    if let Err(err) = thread {
+        tracing::warn!("cannot start the line editor's thread: {err}");
+    }
+    asks
 }
 
 fn warn_history(err: &HistoryError) {

@@ -5,15 +5,14 @@
 //! configuration); 130 Ctrl-C ended the run (chapter 11 on).
 
 mod chapters;
+mod client;
 mod cron;
 pub mod deps;
 pub mod hint;
-mod interrupt;
 pub mod line_editor;
 mod memory;
 mod prompt;
 mod run;
-pub mod scheduled;
 mod tasks;
 pub mod trust;
 
@@ -52,7 +51,7 @@ impl CliError {
     /// Ctrl-C ended the run (chapter 11 on): exit code 130, as a shell reports SIGINT.
     pub fn interrupted(error: impl Into<anyhow::Error>) -> Self {
         Self {
-            code: interrupt::EXIT_INTERRUPTED,
+            code: client::EXIT_INTERRUPTED,
             error: error.into(),
         }
     }
@@ -190,7 +189,7 @@ pub struct RunArgs {
     /// `## memory` section; `reminder`: a static system prompt, and the block as a system
     /// message before each turn's user message, so a new selection keeps the cached history.
     #[arg(long, value_enum, value_name = "WHERE")]
-    pub memory_placement: Option<crate::MemoryPlacement>,
+    pub memory_placement: Option<PlacementArg>,
     /// What commands may write: `workspace-write` (the workspace but .git/), `read-only`, or
     /// `off` (no sandbox). See docs/sandbox.md.
     #[arg(long, value_name = "MODE", default_value = "workspace-write")]
@@ -216,6 +215,29 @@ impl RunArgs {
 fn enter() {
     agent_sandbox::enter_if_helper();
     agent_sandbox::harden_agent();
+}
+
+/// `--memory-placement`: the harness's [`crate::MemoryPlacement`] as a command-line value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlacementArg {
+    /// Chapter 10's design: the system prompt renders the block as its `## memory` section.
+    /// When the selection changes, the very first message changes, and a provider's prompt
+    /// cache can reuse nothing after the bytes before that section.
+    #[default]
+    Prompt,
+    /// The system prompt stays static; each turn's block is stored in the conversation as a
+    /// system message right before that turn's user message, where it then stays. A new
+    /// selection is appended after the cached history instead of rewriting its start.
+    Reminder,
+}
+
+impl From<PlacementArg> for crate::MemoryPlacement {
+    fn from(arg: PlacementArg) -> Self {
+        match arg {
+            PlacementArg::Prompt => Self::Prompt,
+            PlacementArg::Reminder => Self::Reminder,
+        }
+    }
 }
 
 #[derive(Debug, Parser)]

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use clap::Args;
 
 use super::{CliError, CliResult, open_workspace, runtime};
-use crate::bootstrap::{AgentDeps, build_preview_agent};
 use crate::render;
+use crate::{AgentDeps, build_preview_agent};
 
 #[derive(Debug, Clone, Args)]
 pub struct PromptArgs {
@@ -38,7 +38,7 @@ pub struct PromptArgs {
     model: Option<String>,
     /// Chapter 10 on: where the selected memories go, as with `run` (default: `prompt`).
     #[arg(long, value_enum, value_name = "WHERE")]
-    memory_placement: Option<crate::MemoryPlacement>,
+    memory_placement: Option<super::PlacementArg>,
 }
 
 /// A model that must never be called: `prompt` only builds requests.

@@ -1,21 +1,30 @@
-//! `agent-tutorial run` and the chapter binaries: one turn, or an interactive loop.
+//! `agent-tutorial run` and the chapter binaries: one session with the chapter's agent as its
+//! lead, driven one-shot (`--prompt`) or interactively, the terminal being the session's client.
 
 use std::sync::Arc;
 
-use agent_core::{ModelClient, RunError, TurnOutcome};
+use agent_core::{ModelClient, RunError};
 use agent_test_support::ScriptedModel;
 
 use crate::{Capability, Profile};
 use agent_openai::{ConfigOverrides, FallbackNeed, ModelEnv, OpenAiModel};
 use agent_recovery::{Fallback, RetryPolicy};
 
-use super::deps::{JsonlAudit, load_shell_hooks};
-use super::interrupt::Interrupts;
-use super::line_editor::{Input, LineEditor};
+use std::collections::{BTreeSet, VecDeque};
+use std::io::IsTerminal;
+
+use agent_core::AgentId;
+use agent_harness::session::{
+    EndReason, InterruptFrom, Interrupts, Mode, Op, Session, SessionHandle,
+};
+
+use super::client::{Client, ClientMode, Screen};
+use super::deps::{ApproveMode, JsonlAudit, load_shell_hooks, terminal_width};
+use super::line_editor::{LineEditor, spawn_editor};
 use super::trust::HookTrust;
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
-use crate::bootstrap::{Agent, AgentDeps, build_agent};
 use crate::observer::CliObserver;
+use crate::{AgentDeps, build_agent};
 
 /// The model a run talks to: a script (offline) or a real server.
 enum ModelChoice {
@@ -144,7 +153,7 @@ fn session_cache_key() -> String {
 /// `--memory-placement` means something only where the prompt is built at run time.
 pub(crate) fn memory_placement(
     profile: Profile,
-    placement: Option<crate::MemoryPlacement>,
+    placement: Option<super::PlacementArg>,
 ) -> CliResult<crate::MemoryPlacement> {
     match placement {
         Some(_) if !profile.has(Capability::DynamicPrompt) => {
@@ -153,7 +162,7 @@ pub(crate) fn memory_placement(
                 profile.chapter
             )))
         }
-        placement => Ok(placement.unwrap_or_default()),
+        placement => Ok(placement.unwrap_or_default().into()),
     }
 }
 
@@ -162,11 +171,6 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let placement = memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
     let model = choose_model(profile, args, env)?;
-    let mut deps = AgentDeps::new(model.client(), workspace.clone());
-    deps.memory_placement = placement;
-    deps.retry = retry_policy(args);
-    deps.fallback = model.fallback();
-    deps.max_tokens = args.max_tokens;
     let observer = CliObserver::new(args.record.as_deref()).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
         CliError::usage(anyhow::anyhow!(
@@ -178,11 +182,29 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         Some(_) => observer.with_cache_report(),
         None => observer,
     });
-    deps.events = observer.clone();
+    // Chapter 11 on, Ctrl-C cancels a turn and a second one quits; before, the first one ends
+    // the session (and the command running with it).
+    let interrupts = if profile.has(Capability::Recovery) {
+        Interrupts::CancelTurn
+    } else {
+        Interrupts::EndSession
+    };
+    let mut session = Session::new(interrupts);
+    let lead = AgentId::lead();
+    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut deps = AgentDeps::new(model.client(), workspace.clone());
+    deps.memory_placement = placement;
+    deps.retry = retry_policy(args);
+    deps.fallback = model.fallback();
+    deps.max_tokens = args.max_tokens;
+    deps.events = session.sink(&lead);
     deps.max_turns = args.max_turns;
     deps.final_answer = args.final_answer;
-    deps.approval = Some(args.approve.provider());
-    deps.audit = Arc::new(JsonlAudit::new(&workspace));
+    deps.approval = Some(match args.approve {
+        // Asked through the session, so the question names who asks and Ctrl-C cancels it.
+        ApproveMode::Prompt if terminal => session.approval(&lead),
+        mode => mode.provider(),
+    });
     // Skills and durable schedules only as the user trusted them (see `trust.rs`).
     if !args.trust_workspace {
         deps.trust = Arc::new(super::trust::StoreTrust::from_env(workspace.root()));
@@ -196,27 +218,66 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         let loaded = load_shell_hooks(&workspace, &mut deps.hooks, trust)?;
         tracing::info!(hooks = loaded, "shell hooks loaded");
     }
-    let mut agent = build_agent(profile, deps).map_err(CliError::usage)?;
+    let agent = build_agent(profile, deps).map_err(CliError::usage)?;
+    session.add(lead.clone(), agent);
     let rt = runtime()?;
-    // Chapter 11 on, Ctrl-C cancels a turn cleanly; before, it keeps its default (the
-    // process dies), as those chapters always did.
-    let interrupts = if profile.has(Capability::Recovery) {
-        Some(Interrupts::install(&rt).map_err(CliError::runtime)?)
-    } else {
-        None
+    let terminal_mode = TerminalMode::save();
+    let (mode, client_mode) = match &args.prompt {
+        Some(_) => (Mode::OneShot, ClientMode::OneShot),
+        None => (Mode::Interactive, ClientMode::Interactive),
     };
-    // Chapter 13's jobs are ended by the agent's drop; a quit by Ctrl-C skips every drop.
-    if let (Some(interrupts), Some(jobs)) = (&interrupts, agent.jobs()) {
-        let jobs = jobs.clone();
-        interrupts.on_quit(move || jobs.kill_all(agent_jobs::KillReason::SessionEnded));
+    let (reads_tx, reads) = tokio::sync::mpsc::unbounded_channel();
+    let (asks, printer) = match mode {
+        Mode::OneShot | Mode::UntilIdle => (None, None),
+        Mode::Interactive => {
+            // Chapter 11 on, a terminal gets a line editor; before, plain lines.
+            let mut editor = if profile.has(Capability::Recovery) {
+                LineEditor::open()
+            } else {
+                LineEditor::Plain
+            };
+            let printer = editor.printer();
+            (Some(spawn_editor(editor, reads_tx)), printer)
+        }
+    };
+    let handle = session.handle();
+    if let Some(prompt) = &args.prompt {
+        handle.submit(Op::Prompt {
+            agent: lead.clone(),
+            text: prompt.clone(),
+        });
     }
-    let outcome = match &args.prompt {
-        Some(prompt) => one_turn(&rt, &mut agent, prompt, interrupts.as_ref()).map(|()| {
-            // Chapter 14: what is due runs after the prompt's turn, before the process exits.
-            super::scheduled::run_due(&mut agent, |a, p| run_turn(&rt, a, p, interrupts.as_ref()));
-        }),
-        None => interactive(&rt, &mut agent, interrupts.as_ref()),
+    let events = session
+        .take_events()
+        .ok_or_else(|| CliError::runtime(anyhow::anyhow!("the session has no event stream")))?;
+    let client = Client {
+        handle: handle.clone(),
+        lead,
+        observer: observer.clone(),
+        audit: JsonlAudit::new(&workspace),
+        screen: Screen::new(printer),
+        mode: client_mode,
+        prompt: format!("ch{:02} >> ", profile.chapter),
+        agents: session.agents().len(),
+        asks,
+        reading: None,
+        questions: VecDeque::new(),
+        idle: false,
+        interrupted_at_prompt: false,
+        scheduled: BTreeSet::new(),
+        width: terminal_width(),
+        closing: false,
     };
+    let end = rt.block_on(async {
+        let signals = forward_signals(handle).map_err(CliError::runtime)?;
+        let session = tokio::spawn(async move { session.run(mode).await });
+        let end = client.run(events, reads).await;
+        // The client returns on the session's last event; the session has returned too.
+        let _ = session.await;
+        signals.abort();
+        Ok::<_, CliError>(end)
+    })?;
+    terminal_mode.restore();
     // Also after a failed run: the requests that were sent are what the report is about.
     if let Some(format) = args.cache_report {
         let format = if args.json {
@@ -229,84 +290,69 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
             crate::cache_report::render(&observer.cache_rows(), format)
         );
     }
-    outcome?;
-    model.finish()
-}
-
-/// Runs one turn; with `interrupts` (chapter 11 on) a Ctrl-C cancels it.
-fn run_turn(
-    rt: &tokio::runtime::Runtime,
-    agent: &mut Agent,
-    prompt: &str,
-    interrupts: Option<&Interrupts>,
-) -> Result<TurnOutcome, RunError> {
-    match interrupts {
-        Some(interrupts) => {
-            let turn = interrupts.turn();
-            rt.block_on(agent.run_turn_cancellable(prompt, turn.cancellation()))
-        }
-        None => rt.block_on(agent.run_turn(prompt)),
+    match end {
+        EndReason::Done => model.finish(),
+        EndReason::TurnFailed(err) => Err(CliError::runtime(err)),
+        // A cancelled run took the path the user chose, not the scripted one: no script check.
+        EndReason::Interrupted => Err(CliError::interrupted(match client_mode {
+            ClientMode::OneShot => anyhow::Error::new(RunError::Cancelled),
+            ClientMode::Interactive => anyhow::anyhow!("interrupted"),
+        })),
+        EndReason::Signal(signal) => Err(CliError {
+            code: u8::try_from(128 + signal).unwrap_or(1),
+            error: anyhow::anyhow!("ended by signal {signal}"),
+        }),
     }
 }
 
-/// A cancelled one-shot run ends with 130 and leaves the script check out: the run took the
-/// path the user chose, not the scripted one.
-fn one_turn(
-    rt: &tokio::runtime::Runtime,
-    agent: &mut Agent,
-    prompt: &str,
-    interrupts: Option<&Interrupts>,
-) -> CliResult {
-    match run_turn(rt, agent, prompt, interrupts) {
-        Ok(outcome) => {
-            println!("{}", outcome.final_text);
-            Ok(())
+/// Turns signals into submissions: SIGINT is a Ctrl-C from outside the line editor (the
+/// terminal between reads, `kill -INT`, a pipe's sender); SIGTERM and SIGHUP end the session
+/// like a second Ctrl-C (jobs killed, their records closed as ended by the session).
+fn forward_signals(handle: SessionHandle) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    Ok(tokio::spawn(async move {
+        loop {
+            let op = tokio::select! {
+                Some(()) = interrupt.recv() => Op::Interrupt(InterruptFrom::Signal),
+                Some(()) = terminate.recv() => Op::Shutdown(EndReason::Signal(libc::SIGTERM)),
+                Some(()) = hangup.recv() => Op::Shutdown(EndReason::Signal(libc::SIGHUP)),
+                else => break,
+            };
+            if !handle.submit(op) {
+                break;
+            }
         }
-        Err(RunError::Cancelled) => Err(CliError::interrupted(RunError::Cancelled)),
-        Err(err) => Err(CliError::runtime(err)),
-    }
+    }))
 }
 
-/// `chNN >> ` prompt; an empty line asks again; `exit`, `quit` or end of input (Ctrl-D)
-/// ends. A failed or cancelled turn is reported and the loop goes on: the history stays
-/// valid. Chapter 11 on, a terminal gets a line editor and Ctrl-C at the prompt quits (130).
-fn interactive(
-    rt: &tokio::runtime::Runtime,
-    agent: &mut Agent,
-    interrupts: Option<&Interrupts>,
-) -> CliResult {
-    let prompt = format!("ch{:02} >> ", agent.profile().chapter);
-    let mut input = match interrupts {
-        Some(_) => LineEditor::open(),
-        None => LineEditor::Plain,
-    };
-    loop {
-        // Chapter 14: schedules due now (after a turn, or missed while the process was down).
-        super::scheduled::run_due(agent, |a, p| run_turn(rt, a, p, interrupts));
-        // Chapter 13: jobs that ended while the person was reading or typing.
-        for line in agent.finished_jobs() {
-            eprintln!("{line}");
+/// The terminal's settings at start-up, put back at the end: a session ended by a signal while
+/// the line editor had the terminal in raw mode must not leave it so.
+struct TerminalMode(Option<libc::termios>);
+
+impl TerminalMode {
+    fn save() -> Self {
+        if !std::io::stdin().is_terminal() {
+            return Self(None);
         }
-        let line = match input.read(&prompt).map_err(CliError::runtime)? {
-            Input::Line(line) => line,
-            Input::End => {
-                eprintln!();
-                return Ok(());
-            }
-            Input::Interrupted => {
-                return Err(CliError::interrupted(anyhow::anyhow!(
-                    "interrupted at the prompt"
-                )));
-            }
+        let mut mode = std::mem::MaybeUninit::<libc::termios>::uninit();
+        // SAFETY: `tcgetattr` writes a whole `termios` through the pointer when it returns 0,
+        // and only then is it read.
+        let saved = unsafe {
+            (libc::tcgetattr(libc::STDIN_FILENO, mode.as_mut_ptr()) == 0)
+                .then(|| mode.assume_init())
         };
-        match line.trim() {
-            "" => continue,
-            "exit" | "quit" => return Ok(()),
-            prompt => match run_turn(rt, agent, prompt, interrupts) {
-                Ok(outcome) => println!("{}", outcome.final_text),
-                Err(RunError::Cancelled) => eprintln!("[cancel] turn cancelled"),
-                Err(err) => eprintln!("error: {}", super::hint::with_hint(&err, &err)),
-            },
+        Self(saved)
+    }
+
+    fn restore(&self) {
+        if let Some(mode) = &self.0 {
+            // SAFETY: `mode` is a `termios` that `tcgetattr` filled in.
+            unsafe {
+                libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, mode);
+            }
         }
     }
 }

@@ -70,7 +70,10 @@ pub fn tasks(args: &TasksArgs) -> CliResult {
                 other => CliError::runtime(other),
             })?;
             let tasks = store.load().map_err(CliError::runtime)?;
-            println!("{}", sanitize(&render::detail_with(&tasks, &task, &readable_time)));
+            println!(
+                "{}",
+                sanitize(&render::detail_with(&tasks, &task, &readable_time))
+            );
         }
     }
     Ok(())

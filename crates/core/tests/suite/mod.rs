@@ -1,5 +1,6 @@
 mod call_ids;
 mod cancel;
+mod inbox;
 mod output;
 mod prompt_error;
 mod registry;

@@ -277,11 +277,16 @@ struct NoticeAt {
 }
 
 impl agent_core::Inbox for NoticeAt {
-    fn take(&self) -> Vec<Message> {
+    fn take(&self) -> Vec<agent_core::InboxItem> {
         let mut asked = self.asked.lock().unwrap();
         *asked += 1;
         if *asked - 1 == self.at {
-            vec![Message::user("<job id=\"1\">")]
+            vec![agent_core::InboxItem {
+                from: agent_core::Sender::Job(1),
+                kind: agent_core::InboxKind::JobNotice,
+                request_id: None,
+                body: "<job id=\"1\">".to_string(),
+            }]
         } else {
             Vec::new()
         }

@@ -1,9 +1,8 @@
 use std::time::Duration;
 
-use agent_core::{Inbox, Message};
 use agent_jobs::{JobRecord, JobStatus, KillReason};
 
-use super::{gone, manager, manager_with, pid_in};
+use super::{gone, manager, pid_in, told_manager_with};
 
 fn record(dir: &std::path::Path, id: u64) -> JobRecord {
     let text =
@@ -44,23 +43,17 @@ async fn the_record_exists_before_the_process_starts() {
 
 #[tokio::test]
 async fn a_finished_job_is_told_once_to_the_model_and_once_to_the_person() {
-    let (dir, jobs) = manager();
+    let (dir, jobs, told) = told_manager_with(|_| {});
     let id = jobs
         .start("printf 'one\\ntwo\\n'; echo oops >&2; exit 3")
         .unwrap();
     assert_eq!(jobs.wait(id).await.unwrap(), JobStatus::Exited { code: 3 });
     assert_eq!(
-        jobs.take(),
-        vec![Message::user(
-            "<job id=\"1\" status=\"exit 3\" elapsed=\"4.2s\">\none\ntwo\noops\n</job>"
-        )]
+        told.notices(),
+        ["<job id=\"1\" status=\"exit 3\" elapsed=\"4.2s\">\none\ntwo\noops\n</job>"]
     );
-    assert_eq!(jobs.take(), Vec::<Message>::new());
-    assert_eq!(
-        jobs.take_finished_lines(),
-        vec!["[job 1] exit 3 after 4.2s: printf \\'one\\\\ntwo\\\\n\\'; echo oops >&2; exit 3"]
-    );
-    assert_eq!(jobs.take_finished_lines(), Vec::<String>::new());
+    assert_eq!(told.notices(), Vec::<String>::new());
+    assert_eq!(told.finished(), [(1, "exit 3".to_string(), 4200)]);
     assert_eq!(
         std::fs::read_to_string(dir.path().join(".agent_tutorial/jobs/1.log")).unwrap(),
         "one\ntwo\noops\n"
@@ -84,7 +77,7 @@ async fn ids_continue_after_an_earlier_sessions_jobs() {
 
 #[tokio::test(start_paused = true)]
 async fn a_job_over_its_limit_is_killed_and_reported() {
-    let (dir, jobs) = manager_with(|config| {
+    let (dir, jobs, told) = told_manager_with(|config| {
         config.limit = Duration::from_secs(1);
         config.clock = std::sync::Arc::new(agent_jobs::SystemClock);
     });
@@ -94,10 +87,8 @@ async fn a_job_over_its_limit_is_killed_and_reported() {
     };
     assert_eq!(jobs.wait(id).await.unwrap(), killed);
     assert_eq!(
-        jobs.take(),
-        vec![Message::user(
-            "<job id=\"1\" status=\"killed (time limit)\" elapsed=\"1.0s\">\n(no output)\n</job>"
-        )]
+        told.notices(),
+        ["<job id=\"1\" status=\"killed (time limit)\" elapsed=\"1.0s\">\n(no output)\n</job>"]
     );
     assert_eq!(record(dir.path(), 1).status, killed);
 }
@@ -128,7 +119,7 @@ async fn a_job_outliving_the_session_is_killed_with_its_children() {
 
 #[tokio::test]
 async fn the_log_keeps_the_cap_then_a_marker_and_the_notice_the_last_lines() {
-    let (dir, jobs) = manager_with(|config| config.log_cap = 100);
+    let (dir, jobs, told) = told_manager_with(|config| config.log_cap = 100);
     let id = jobs.start("seq 1 2000").unwrap();
     jobs.wait(id).await.unwrap();
     let all: String = (1..=2000).map(|n| format!("{n}\n")).collect();
@@ -141,11 +132,11 @@ async fn the_log_keeps_the_cap_then_a_marker_and_the_notice_the_last_lines() {
     );
     let last: Vec<String> = (1991..=2000).map(|n| n.to_string()).collect();
     assert_eq!(
-        jobs.take(),
-        vec![Message::user(format!(
+        told.notices(),
+        [format!(
             "<job id=\"1\" status=\"exit 0\" elapsed=\"4.2s\">\n{}\n</job>",
             last.join("\n")
-        ))]
+        )]
     );
 }
 

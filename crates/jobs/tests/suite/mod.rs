@@ -53,14 +53,58 @@ pub fn manager() -> (TempDir, Arc<JobManager>) {
 }
 
 pub fn manager_with(adjust: impl FnOnce(&mut JobConfig)) -> (TempDir, Arc<JobManager>) {
+    let (dir, jobs, _told) = told_manager_with(adjust);
+    (dir, jobs)
+}
+
+/// Where a manager tells that a job ended: the model's inbox and the person's events.
+pub struct Told {
+    pub inbox: Arc<agent_core::AgentInbox>,
+    pub events: Arc<agent_core::CollectingSink>,
+}
+
+impl Told {
+    /// The bodies of the notices the next request would carry (each handed out once).
+    pub fn notices(&self) -> Vec<String> {
+        agent_core::Inbox::take(self.inbox.as_ref())
+            .into_iter()
+            .map(|item| item.body)
+            .collect()
+    }
+
+    /// Every `JobFinished` event so far, as `(id, status, elapsed_ms)`.
+    pub fn finished(&self) -> Vec<(u64, String, u64)> {
+        self.events
+            .events()
+            .into_iter()
+            .filter_map(|event| match event {
+                agent_core::AgentEvent::JobFinished {
+                    id,
+                    status,
+                    elapsed_ms,
+                    ..
+                } => Some((id, status, elapsed_ms)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+pub fn told_manager_with(adjust: impl FnOnce(&mut JobConfig)) -> (TempDir, Arc<JobManager>, Told) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = JobConfig {
         clock: StepClock::new(Duration::from_millis(4200)),
         ..JobConfig::default()
     };
     adjust(&mut config);
-    let jobs = JobManager::new(Workspace::new(dir.path()).unwrap(), config);
-    (dir, Arc::new(jobs))
+    let told = Told {
+        inbox: Arc::new(agent_core::AgentInbox::new()),
+        events: Arc::new(agent_core::CollectingSink::new()),
+    };
+    let jobs = JobManager::new(Workspace::new(dir.path()).unwrap(), config)
+        .inbox(told.inbox.clone())
+        .events(agent_core::Events::new(told.events.clone()));
+    (dir, Arc::new(jobs), told)
 }
 
 /// Whether the process is gone (or a zombie about to be reaped).

@@ -33,7 +33,7 @@ async fn job_output_shows_the_status_and_the_last_lines() {
 
 #[tokio::test]
 async fn job_kill_stops_a_running_job_once() {
-    let (_dir, jobs) = manager();
+    let (_dir, jobs, told) = super::told_manager_with(|_| {});
     jobs.start("sleep 300").unwrap();
     assert_eq!(
         call(&jobs, "job_output", json!({"id": 1})).await,
@@ -48,10 +48,7 @@ async fn job_kill_stops_a_running_job_once() {
         "job 1 had already ended: killed (job_kill)"
     );
     // The model asked for it and was answered: no notice follows.
-    assert_eq!(
-        agent_core::Inbox::take(jobs.as_ref()),
-        Vec::<agent_core::Message>::new()
-    );
+    assert_eq!(told.notices(), Vec::<String>::new());
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use agent_core::{Message, ModelError, ModelReply};
+use agent_core::{AgentEvent, CollectingSink, Events, Message, ModelError, ModelReply};
 use agent_memory::{MemoryDelivery, MemoryRecord, MemorySession, MemoryStore, MemoryType};
 use agent_test_support::ScriptStep;
 use agent_test_support::{Recording, ScriptedModel};
@@ -9,12 +9,53 @@ use agent_workspace::Workspace;
 fn setup(
     steps: Vec<ScriptStep>,
     delivery: MemoryDelivery,
-) -> (tempfile::TempDir, Arc<ScriptedModel>, MemorySession) {
+) -> (
+    tempfile::TempDir,
+    Arc<ScriptedModel>,
+    MemorySession,
+    Arc<CollectingSink>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(dir.path()).unwrap();
     let model = Arc::new(ScriptedModel::new(steps).recording(Recording::Requests));
-    let session = MemorySession::new(MemoryStore::open(&ws), model.clone(), delivery);
-    (dir, model, session)
+    let events = Arc::new(CollectingSink::new());
+    let session = MemorySession::new(MemoryStore::open(&ws), model.clone(), delivery)
+        .events(Events::new(events.clone()));
+    (dir, model, session, events)
+}
+
+/// The last memory failure told, if any (what the CLI prints as `[memory] error: …`).
+fn last_error(events: &CollectingSink) -> Option<String> {
+    events.events().into_iter().rev().find_map(|e| match e {
+        AgentEvent::MemoryFailed { message } => Some(message),
+        _ => None,
+    })
+}
+
+/// The names of the last selection told.
+fn selected(events: &CollectingSink) -> Vec<String> {
+    events
+        .events()
+        .into_iter()
+        .rev()
+        .find_map(|e| match e {
+            AgentEvent::MemorySelected { names } => Some(names),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The names of the last extraction told.
+fn extracted(events: &CollectingSink) -> Vec<String> {
+    events
+        .events()
+        .into_iter()
+        .rev()
+        .find_map(|e| match e {
+            AgentEvent::MemoryExtracted { names } => Some(names),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 fn reply(text: &str) -> ScriptStep {
@@ -43,13 +84,13 @@ fn seed(session: &MemorySession) {
 
 #[tokio::test]
 async fn the_selector_picks_and_the_block_renders_once() {
-    let (_d, model, session) = setup(
+    let (_d, model, session, events) = setup(
         vec![reply("```json\n[\"indent-style\"]\n```")],
         MemoryDelivery::OwnMessage,
     );
     seed(&session);
     session.begin_turn("format main.rs").await;
-    assert_eq!(session.last_error(), None);
+    assert_eq!(last_error(&events), None);
     assert_eq!(
         session.render_selected().unwrap(),
         "<relevant_memories>\n## indent-style (user)\nThe user indents Rust with tabs\nUse tabs, width 4.\n</relevant_memories>"
@@ -92,10 +133,10 @@ async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
         ),
     ];
     for (step, error) in cases {
-        let (_d, _m, session) = setup(vec![step], MemoryDelivery::OwnMessage);
+        let (_d, _m, session, events) = setup(vec![step], MemoryDelivery::OwnMessage);
         seed(&session);
         session.begin_turn("how do I indent Rust?").await;
-        assert_eq!(session.last_error().as_deref(), Some(error));
+        assert_eq!(last_error(&events).as_deref(), Some(error));
         let names: Vec<String> = session.selected().into_iter().map(|r| r.name).collect();
         assert_eq!(names, vec!["indent-style"]);
     }
@@ -103,7 +144,8 @@ async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
 
 #[tokio::test]
 async fn chapter_10_mode_selects_but_emits_nothing() {
-    let (_d, _m, session) = setup(vec![reply("[\"deploy\"]")], MemoryDelivery::InSystemPrompt);
+    let (_d, _m, session, _events) =
+        setup(vec![reply("[\"deploy\"]")], MemoryDelivery::InSystemPrompt);
     seed(&session);
     session.begin_turn("ship it").await;
     assert_eq!(session.selected().len(), 1);
@@ -117,10 +159,10 @@ async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
         Message::assistant_text("Noted."),
     ];
     let good = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "The user wants tabs."}]"#;
-    let (_d, model, session) = setup(vec![reply(good)], MemoryDelivery::OwnMessage);
+    let (_d, model, session, events) = setup(vec![reply(good)], MemoryDelivery::OwnMessage);
     session.complete(&turn).await;
-    assert_eq!(session.last_error(), None);
-    assert_eq!(session.report().extracted, vec!["tabs"]);
+    assert_eq!(last_error(&events), None);
+    assert_eq!(extracted(&events), vec!["tabs"]);
     assert_eq!(
         session.store().load().unwrap(),
         vec![MemoryRecord::new(
@@ -151,9 +193,9 @@ async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
         ),
     ];
     for (text, error) in garbage {
-        let (dir, _m, session) = setup(vec![reply(text)], MemoryDelivery::OwnMessage);
+        let (dir, _m, session, events) = setup(vec![reply(text)], MemoryDelivery::OwnMessage);
         session.complete(&turn).await;
-        assert_eq!(session.last_error().as_deref(), Some(error));
+        assert_eq!(last_error(&events).as_deref(), Some(error));
         assert!(!dir.path().join(".memory/MEMORY.md").exists());
     }
 }
@@ -163,12 +205,12 @@ async fn ten_records_are_consolidated_sources_archived_after_the_replacement() {
     let records: Vec<String> = (0..10).map(|i| format!(r#"{{"name": "fact-{i}", "type": "project", "description": "Fact {i}", "body": "b"}}"#)).collect();
     let extraction = format!("[{}]", records.join(","));
     let consolidation = r#"{"source_names": ["fact-0", "fact-1", "fact-2"], "records": [{"name": "facts-0-2", "type": "project", "description": "Facts 0 to 2", "body": "merged"}]}"#;
-    let (dir, model, session) = setup(
+    let (dir, model, session, events) = setup(
         vec![reply(&extraction), reply(consolidation)],
         MemoryDelivery::OwnMessage,
     );
     session.complete(&[Message::user("x")]).await;
-    assert_eq!(session.last_error(), None);
+    assert_eq!(last_error(&events), None);
     let names: Vec<String> = session
         .store()
         .load()
@@ -201,24 +243,24 @@ async fn ten_records_are_consolidated_sources_archived_after_the_replacement() {
 
 #[tokio::test]
 async fn a_record_the_selector_names_twice_is_selected_once() {
-    let (_d, _m, session) = setup(
+    let (_d, _m, session, events) = setup(
         vec![reply(r#"["deploy", "indent-style", "deploy"]"#)],
         MemoryDelivery::OwnMessage,
     );
     seed(&session);
     session.begin_turn("ship it with tabs").await;
-    assert_eq!(session.last_error(), None);
-    assert_eq!(session.report().selected, vec!["deploy", "indent-style"]);
+    assert_eq!(last_error(&events), None);
+    assert_eq!(selected(&events), vec!["deploy", "indent-style"]);
 }
 
 #[tokio::test]
 async fn a_record_extracted_twice_in_one_reply_is_saved_once_and_the_last_wins() {
     let twice = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "First."},
                     {"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "Second."}]"#;
-    let (_d, _m, session) = setup(vec![reply(twice)], MemoryDelivery::OwnMessage);
+    let (_d, _m, session, events) = setup(vec![reply(twice)], MemoryDelivery::OwnMessage);
     session.complete(&[Message::user("tabs please")]).await;
-    assert_eq!(session.last_error(), None);
-    assert_eq!(session.report().extracted, vec!["tabs"]);
+    assert_eq!(last_error(&events), None);
+    assert_eq!(extracted(&events), vec!["tabs"]);
     assert_eq!(
         session.store().load().unwrap(),
         vec![MemoryRecord::new(
@@ -248,13 +290,13 @@ async fn a_consolidation_that_would_only_delete_or_remove_most_records_is_refuse
         ),
     ];
     for (consolidation, error) in cases {
-        let (dir, model, session) = setup(
+        let (dir, model, session, events) = setup(
             vec![reply(&ten_facts()), reply(consolidation)],
             MemoryDelivery::OwnMessage,
         );
         session.complete(&[Message::user("x")]).await;
         model.finish().unwrap();
-        assert_eq!(session.last_error().as_deref(), Some(error));
+        assert_eq!(last_error(&events).as_deref(), Some(error));
         let names: Vec<String> = session
             .store()
             .load()
@@ -271,7 +313,7 @@ async fn a_consolidation_that_would_only_delete_or_remove_most_records_is_refuse
 #[tokio::test]
 async fn a_corrupt_record_is_reported_and_the_others_are_selected_and_extracted() {
     let good = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "b"}]"#;
-    let (dir, _m, session) = setup(
+    let (dir, _m, session, events) = setup(
         vec![reply(r#"["deploy"]"#), reply(good)],
         MemoryDelivery::OwnMessage,
     );
@@ -288,17 +330,18 @@ async fn a_corrupt_record_is_reported_and_the_others_are_selected_and_extracted(
     std::fs::write(dir.path().join(".memory").join(file), "---\nname: [\n---\n").unwrap();
 
     session.begin_turn("ship it").await;
-    assert_eq!(session.last_error(), None);
-    assert_eq!(session.report().selected, vec!["deploy"]);
-    let skipped = session.report().skipped;
+    assert_eq!(last_error(&events), None);
+    assert_eq!(selected(&events), vec!["deploy"]);
+    // The store leaves it out, says which, and keeps the file.
+    let skipped = session.store().load_all().unwrap().skipped;
     assert_eq!(skipped.len(), 1);
     assert_eq!(
         (skipped[0].name.as_str(), skipped[0].file.as_str()),
         ("indent-style", file)
     );
     session.complete(&[Message::user("tabs")]).await;
-    assert_eq!(session.last_error(), None);
-    assert_eq!(session.report().extracted, vec!["tabs"]);
+    assert_eq!(last_error(&events), None);
+    assert_eq!(extracted(&events), vec!["tabs"]);
     let names: Vec<String> = session
         .store()
         .load()
@@ -339,10 +382,10 @@ fn rich_turn() -> Vec<Message> {
 /// provably changed nothing the model receives.
 #[tokio::test]
 async fn the_extraction_request_is_pinned_byte_for_byte() {
-    let (_d, model, session) = setup(vec![reply("[]")], MemoryDelivery::OwnMessage);
+    let (_d, model, session, events) = setup(vec![reply("[]")], MemoryDelivery::OwnMessage);
     seed(&session);
     session.complete(&rich_turn()).await;
-    assert_eq!(session.last_error(), None);
+    assert_eq!(last_error(&events), None);
     let requests = model.requests();
     assert_eq!(requests.len(), 1);
     assert!(requests[0].tools.is_empty());
@@ -361,7 +404,8 @@ async fn the_extraction_request_is_pinned_byte_for_byte() {
 /// Pins the selector request the same way.
 #[tokio::test]
 async fn the_selector_request_is_pinned_byte_for_byte() {
-    let (_d, model, session) = setup(vec![reply("[\"deploy\"]")], MemoryDelivery::OwnMessage);
+    let (_d, model, session, _events) =
+        setup(vec![reply("[\"deploy\"]")], MemoryDelivery::OwnMessage);
     seed(&session);
     session.begin_turn("ship it").await;
     assert_eq!(
@@ -378,7 +422,7 @@ async fn the_selector_request_is_pinned_byte_for_byte() {
 /// A preview asks what a turn would select; the session itself keeps its own selection.
 #[tokio::test]
 async fn selecting_by_keywords_for_a_preview_stores_nothing() {
-    let (_d, _model, session) = setup(vec![], MemoryDelivery::OwnMessage);
+    let (_d, _model, session, _events) = setup(vec![], MemoryDelivery::OwnMessage);
     seed(&session);
     let chosen: Vec<String> = session
         .select_by_keywords("how do I deploy")

@@ -1,11 +1,26 @@
 use std::sync::Arc;
 
-use agent_core::{CallSummary, GateDecision, PermissionGate, PreparedCall, ToolEffect};
+use agent_core::{
+    AgentEvent, CallSummary, CollectingSink, Events, GateDecision, PermissionDecision,
+    PermissionGate, PreparedCall, ToolEffect,
+};
 use agent_policy::{
-    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, Behavior, MemoryAudit,
-    PermissionPipeline, PermissionRule, RuleError, RuleFn, StaticApproval, Verdict, merge,
+    Approval, ApprovalError, ApprovalProvider, ApprovalRequest, Behavior, PermissionPipeline,
+    PermissionRule, RuleError, RuleFn, StaticApproval, Verdict, merge,
 };
 use serde_json::json;
+
+/// The decisions the pipeline told, in order (what the audit log writes).
+fn decisions(events: &CollectingSink) -> Vec<PermissionDecision> {
+    events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            AgentEvent::PermissionDecided(decision) => Some(decision),
+            _ => None,
+        })
+        .collect()
+}
 
 fn v(behavior: Behavior, source: &str) -> Verdict {
     Verdict::new(behavior, source, format!("{source} says so"))
@@ -54,8 +69,9 @@ fn rule(behavior: Behavior) -> Arc<dyn PermissionRule> {
 
 #[tokio::test]
 async fn a_failing_rule_denies() {
-    let audit = Arc::new(MemoryAudit::default());
-    let pipeline = PermissionPipeline::new(audit.clone())
+    let audit = Arc::new(CollectingSink::new());
+    let pipeline = PermissionPipeline::new()
+        .events(Events::new(audit.clone()))
         .rule(rule(Behavior::Allow))
         .rule(Arc::new(RuleFn::new("broken", |_| {
             Err(RuleError::custom("cannot parse"))
@@ -67,7 +83,7 @@ async fn a_failing_rule_denies() {
             reason: "rule `broken` failed, so the call is denied: cannot parse (by broken)".into()
         }
     );
-    assert_eq!(audit.entries().len(), 1);
+    assert_eq!(decisions(&audit).len(), 1);
 }
 
 struct FailingApproval;
@@ -81,14 +97,14 @@ impl ApprovalProvider for FailingApproval {
 
 #[tokio::test]
 async fn ask_fails_closed() {
-    let none = PermissionPipeline::new(Arc::new(MemoryAudit::default())).rule(rule(Behavior::Ask));
+    let none = PermissionPipeline::new().rule(rule(Behavior::Ask));
     assert_eq!(
         none.check(&call(), &[]).await,
         GateDecision::Deny {
             reason: "because; no approval provider, so denied (by r)".into()
         }
     );
-    let failing = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+    let failing = PermissionPipeline::new()
         .rule(rule(Behavior::Ask))
         .approval(Arc::new(FailingApproval));
     assert_eq!(
@@ -97,7 +113,7 @@ async fn ask_fails_closed() {
             reason: "because; approval failed (terminal closed), so denied (by r)".into()
         }
     );
-    let declined = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+    let declined = PermissionPipeline::new()
         .rule(rule(Behavior::Ask))
         .approval(Arc::new(StaticApproval::DenyAll));
     assert_eq!(
@@ -106,7 +122,7 @@ async fn ask_fails_closed() {
             reason: "because; the user declined (by r)".into()
         }
     );
-    let approved = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+    let approved = PermissionPipeline::new()
         .rule(rule(Behavior::Ask))
         .approval(Arc::new(StaticApproval::ApproveAll));
     assert_eq!(approved.check(&call(), &[]).await, GateDecision::Allow);
@@ -114,8 +130,10 @@ async fn ask_fails_closed() {
 
 #[tokio::test]
 async fn hook_hints_take_part_in_the_merge() {
-    let audit = Arc::new(MemoryAudit::default());
-    let pipeline = PermissionPipeline::new(audit.clone()).rule(rule(Behavior::Allow));
+    let audit = Arc::new(CollectingSink::new());
+    let pipeline = PermissionPipeline::new()
+        .events(Events::new(audit.clone()))
+        .rule(rule(Behavior::Allow));
     let hint = Verdict::new(
         Behavior::Deny,
         "hook:guard",
@@ -127,7 +145,7 @@ async fn hook_hints_take_part_in_the_merge() {
             reason: "recommended by a PreToolUse hook (by hook:guard)".into()
         }
     );
-    let entry = &audit.entries()[0];
+    let entry = &decisions(&audit)[0];
     assert_eq!(
         (entry.merged, entry.source.as_str(), entry.allowed),
         (Behavior::Deny, "hook:guard", false)

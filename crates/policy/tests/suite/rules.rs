@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use agent_core::{CallSummary, GateDecision, PermissionGate, PreparedCall, ToolEffect};
 use agent_policy::{
     Approval, ApprovalError, ApprovalProvider, ApprovalRequest, Behavior, DestructiveCommands,
-    EffectRule, MemoryAudit, PermissionPipeline, PermissionRule, ProtectedPaths, Protection,
-    SecretReads, Verdict, WorkspaceBoundary,
+    EffectRule, PermissionPipeline, PermissionRule, ProtectedPaths, Protection, SecretReads,
+    Verdict, WorkspaceBoundary,
 };
 use agent_workspace::Workspace;
 use serde_json::{Value, json};
@@ -28,7 +28,7 @@ fn call(effect: ToolEffect, arguments: Value, summary: CallSummary) -> PreparedC
 /// runs; a write is asked about and, unanswered, denied.
 #[tokio::test]
 async fn a_state_change_is_not_asked_about_where_writes_are() {
-    let pipeline = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+    let pipeline = PermissionPipeline::new()
         .rule(Arc::new(EffectRule::new(
             "execute_asks",
             ToolEffect::Execute,
@@ -170,7 +170,7 @@ impl ApprovalProvider for Recording {
 #[tokio::test]
 async fn the_approval_question_shows_the_tools_summary_escaped() {
     let recording = Arc::new(Recording::default());
-    let pipeline = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+    let pipeline = PermissionPipeline::new()
         .rule(Arc::new(EffectRule::new(
             "execute_asks",
             ToolEffect::Execute,
@@ -214,7 +214,7 @@ fn empty_workspace() -> (tempfile::TempDir, agent_workspace::Workspace) {
 async fn protected_writes_always_ask_and_show_their_detail() {
     let (_dir, workspace) = empty_workspace();
     let recording = Arc::new(Recording::default());
-    let pipeline = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+    let pipeline = PermissionPipeline::new()
         .rule(Arc::new(EffectRule::new(
             "writes_allowed",
             ToolEffect::Write,

@@ -1,28 +1,29 @@
-//! The composition root: turns a chapter profile into a wired [`Agent`].
+//! The composition root: turns an [`AgentSpec`] (a set of capabilities) into a wired [`Agent`].
 //!
-//! This is the only place that knows which chapter switches on what. Read it next to the
-//! profile table in `crate::profile`: every `profile.has(..)` here is one row there.
+//! This is the only place that knows what each [`Capability`] wires in. Which capabilities a
+//! chapter has is the chapter table's business (`agent-tutorial`'s `Profile`).
 
 use std::sync::Arc;
 
-use crate::{Capability, MemoryPlacement, Profile};
+use crate::prompts::{SUBAGENT_SYSTEM_PROMPT, dynamic_prompt, fixed_prompt, fixed_system_prompt};
+use crate::{Capabilities, Capability, MemoryPlacement};
 use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
 use agent_hooks::HookRegistry;
 
 pub use crate::agent::Agent;
 use agent_core::seams::{AllowAll, NoHooks};
 use agent_core::{
-    AgentRunner, EventSink, Events, FixedPrompt, ModelClient, NoEvents, PermissionGate,
+    AgentId, AgentInbox, AgentRunner, EventSink, Events, ModelClient, NoEvents, PermissionGate,
     RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
 };
 use agent_cron::{Scheduler, SystemClock};
 use agent_jobs::{JobConfig, JobManager};
 use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
 use agent_policy::{
-    ApprovalProvider, AuditSink, Behavior, DestructiveCommands, EffectRule, NoAudit,
-    PermissionPipeline, PromptWrites, ProtectedPaths, SecretReads, WorkspaceBoundary,
+    ApprovalProvider, Behavior, DestructiveCommands, EffectRule, PermissionPipeline, PromptWrites,
+    ProtectedPaths, SecretReads, WorkspaceBoundary,
 };
-use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext};
+use agent_prompting::PromptContext;
 use agent_recovery::{Fallback, RecoveringModel, RetryPolicy};
 use agent_skills::{LoadSkill, SkillCatalog};
 use agent_tasks::TaskStore;
@@ -30,30 +31,20 @@ use agent_tools::subagent::{self, ChildBuildError, SUBAGENT_MAX_TURNS, TaskTool}
 use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
 use agent_tools::{Background, BashConfig, Workspace, add_bash, add_bash_with, add_file_tools};
 
-/// The system prompt of the chapters before the dynamic prompt (chapter 10), as Markdown so a
-/// reader edits text, not code.
-pub const FIXED_SYSTEM_PROMPT: &str = include_str!("../prompts/fixed_system.md");
-/// The skills paragraph appended to the fixed prompt in chapters 7–9.
-pub const SKILLS_SECTION: &str = include_str!("../prompts/skills_section.md");
-/// The identity section of chapter 10's dynamic prompt.
-pub const IDENTITY: &str = include_str!("../prompts/identity.md");
-/// The system prompt of a subagent (chapter 6).
-pub const SUBAGENT_SYSTEM_PROMPT: &str = include_str!("../prompts/subagent_system.md");
-
 /// What the composition root needs from outside.
 pub struct AgentDeps {
     pub model: Arc<dyn ModelClient>,
     pub workspace: Workspace,
     /// Receives what happens during a run: the loop's events and each feature's.
     pub events: Arc<dyn EventSink>,
+    /// The agent's name in its session (its subagents are named after it).
+    pub id: AgentId,
     pub max_turns: usize,
     /// Make the last allowed request a tool-less "answer now" request.
     pub final_answer: bool,
     pub bash: BashConfig,
     /// Answers `ask` decisions (chapter 3). `None` denies every `ask`.
     pub approval: Option<Arc<dyn ApprovalProvider>>,
-    /// Receives every permission decision (chapter 3).
-    pub audit: Arc<dyn AuditSink>,
     /// Hooks registered by the caller (chapter 4).
     pub hooks: HookRegistry,
     /// Where large results go (chapter 8).
@@ -92,17 +83,17 @@ impl std::fmt::Debug for AgentDeps {
 
 impl AgentDeps {
     /// Defaults for everything but the model and the workspace: no approval (every `ask` is
-    /// denied), no audit, no hooks.
+    /// denied), no hooks.
     pub fn new(model: Arc<dyn ModelClient>, workspace: Workspace) -> Self {
         Self {
             model,
             workspace,
             events: Arc::new(NoEvents),
+            id: AgentId::lead(),
             max_turns: agent_core::runner::DEFAULT_MAX_TURNS,
             final_answer: false,
             bash: BashConfig::default(),
             approval: None,
-            audit: Arc::new(NoAudit),
             hooks: HookRegistry::new(),
             artifacts: ArtifactConfig::default(),
             compaction: CompactionConfig::default(),
@@ -117,18 +108,31 @@ impl AgentDeps {
     }
 }
 
+/// What to build: the capabilities, and the context the dynamic prompt (chapter 10) names
+/// the agent by (the chapter table passes `{"chapter": 10, "profile": "P10"}`).
+#[derive(Debug, Clone)]
+pub struct AgentSpec {
+    /// What the agent can do.
+    pub capabilities: Capabilities,
+    /// The `context:` line of the dynamic prompt's identity section.
+    pub context: PromptContext,
+}
+
+/// Why an agent could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
+    /// Two tools with one name, or a bad schema.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The prompt context is not a JSON object of plain values.
     #[error("invalid prompt context: {0}")]
     Context(#[from] agent_prompting::ContextError),
 }
 
-/// The tools of `profile` except `task`; used for the agent and, fresh, for each subagent
+/// The tools of `caps` except `task`; used for the agent and, fresh, for each subagent
 /// (whose `bash` never starts background jobs: it ends before their notices could reach it).
 fn base_tools(
-    profile: Profile,
+    caps: Capabilities,
     workspace: &Workspace,
     bash: BashConfig,
     jobs: Option<&Arc<JobManager>>,
@@ -136,7 +140,7 @@ fn base_tools(
     skills: &Arc<SkillCatalog>,
 ) -> ToolRegistryBuilder {
     let mut tools = ToolRegistry::builder();
-    if profile.has(Capability::Bash) {
+    if caps.has(Capability::Bash) {
         tools = match jobs {
             None => add_bash(tools, workspace, bash),
             Some(jobs) => {
@@ -145,13 +149,13 @@ fn base_tools(
             }
         };
     }
-    if profile.has(Capability::Files) {
+    if caps.has(Capability::Files) {
         tools = add_file_tools(tools, workspace);
     }
-    if profile.has(Capability::Todo) {
+    if caps.has(Capability::Todo) {
         tools = tools.tool(todo::spec(), Arc::new(TodoWrite(todo.clone())));
     }
-    if profile.has(Capability::Skills) {
+    if caps.has(Capability::Skills) {
         let handler = LoadSkill {
             catalog: skills.clone(),
             workspace: workspace.clone(),
@@ -161,29 +165,11 @@ fn base_tools(
     tools
 }
 
-/// The fixed system prompt of chapters 1–9; from chapter 7 on it ends with the skill catalog.
-fn fixed_system_prompt(
-    profile: Profile,
-    workspace: &Workspace,
-    skills: &SkillCatalog,
-) -> Arc<FixedPrompt> {
-    let mut text = FIXED_SYSTEM_PROMPT.trim_end().to_string();
-    if profile.has(Capability::Skills) {
-        text.push_str("\n\n");
-        text.push_str(
-            SKILLS_SECTION
-                .trim_end()
-                .replace("{catalog}", &skills.render())
-                .as_str(),
-        );
-    }
-    fixed_prompt(&text, workspace)
-}
-
 /// Chapter 3's pipeline: the boundary and the deny list can only deny; `bash` asks by
 /// default; P03 adds "writes ask" and "reading a secret-looking file asks".
-fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipeline {
-    let mut pipeline = PermissionPipeline::new(deps.audit.clone())
+fn permission_gate(workspace: &Workspace, deps: &AgentDeps, events: &Events) -> PermissionPipeline {
+    let mut pipeline = PermissionPipeline::new()
+        .events(events.clone())
         .rule(Arc::new(WorkspaceBoundary(workspace.clone())))
         .rule(Arc::new(DestructiveCommands))
         // Before the effect rules, so their reason is the one shown: writes that change what
@@ -213,63 +199,10 @@ fn permission_gate(workspace: &Workspace, deps: &AgentDeps) -> PermissionPipelin
     pipeline
 }
 
-fn fixed_prompt(template: &str, workspace: &Workspace) -> Arc<FixedPrompt> {
-    let text = template
-        .trim_end()
-        .replace("{workspace}", &workspace.root().display().to_string());
-    Arc::new(FixedPrompt(text))
-}
-
-/// Chapter 10's provider: identity and context bound now, tools and memory read live, the
-/// skill catalog as scanned now (omitted when there is no skill).
-fn dynamic_prompt(
-    profile: Profile,
-    workspace: &Workspace,
-    tools: &Arc<ToolRegistry>,
-    skills: &SkillCatalog,
-    memory: Option<&Arc<MemorySession>>,
-    tasks: Option<&Arc<TaskStore>>,
-) -> Result<DynamicPromptProvider, BuildError> {
-    #[derive(serde::Serialize)]
-    struct Context {
-        chapter: u8,
-        profile: String,
-    }
-    let context = PromptContext::from_serialize(&Context {
-        chapter: profile.chapter,
-        profile: profile.id(),
-    })?;
-    let mut provider = DynamicPromptProvider::new(
-        Arc::new(DynamicPromptRenderer::new()),
-        IDENTITY.trim(),
-        context,
-        tools.clone(),
-        workspace.root().display().to_string(),
-    )
-    .skills((!skills.is_empty()).then(|| skills.render()));
-    if let Some(session) = memory {
-        let session = session.clone();
-        provider = provider.memory(Arc::new(move || session.render_selected()));
-    }
-    if let Some(store) = tasks {
-        // Read from disk before every request: another process (or `agent-tutorial tasks`)
-        // may have changed the list. A store that cannot be read leaves the section out.
-        let store = store.clone();
-        provider = provider.tasks(Arc::new(move || match store.snapshot() {
-            Ok(snapshot) => agent_tasks::render::prompt_block(&snapshot.tasks),
-            Err(err) => {
-                tracing::warn!("tasks: cannot list open tasks for the prompt: {err}");
-                None
-            }
-        }));
-    }
-    Ok(provider)
-}
-
 /// What a subagent shares with its parent (chapter 6): model, workspace, permission gate and
 /// hooks. Its registry, plan and history are its own, built fresh for every `task` call.
 struct ChildParts {
-    profile: Profile,
+    caps: Capabilities,
     model: Arc<dyn ModelClient>,
     workspace: Workspace,
     bash: BashConfig,
@@ -284,7 +217,7 @@ impl ChildParts {
         // `base_tools` never adds `task`: a subagent cannot start subagents.
         let todo = Arc::new(TodoList::new(self.events.clone()));
         let registry = base_tools(
-            self.profile,
+            self.caps,
             &self.workspace,
             self.bash,
             None,
@@ -301,7 +234,7 @@ impl ChildParts {
         .gate(self.gate.clone())
         .hooks(self.hooks.clone())
         .events(self.events.sink().clone());
-        if self.profile.has(Capability::Todo) {
+        if self.caps.has(Capability::Todo) {
             child = child.processor(Arc::new(TodoReminder::new(self.events.clone())));
         }
         Ok(child.build())
@@ -318,19 +251,19 @@ enum StartSelection<'a> {
     KeywordsFor(&'a str),
 }
 
-/// Builds the agent for `profile`.
-pub fn build_agent(profile: Profile, deps: AgentDeps) -> Result<Agent, BuildError> {
-    build(profile, deps, StartSelection::Empty)
+/// Builds the agent `spec` describes.
+pub fn build_agent(spec: &AgentSpec, deps: AgentDeps) -> Result<Agent, BuildError> {
+    build(spec, deps, StartSelection::Empty)
 }
 
 /// Builds an agent whose next request shows what a first turn with `prompt` would send, memories
 /// selected by keywords: for `agent-tutorial prompt`. Nothing of another agent is touched.
 pub fn build_preview_agent(
-    profile: Profile,
+    spec: &AgentSpec,
     deps: AgentDeps,
     prompt: &str,
 ) -> Result<Agent, BuildError> {
-    build(profile, deps, StartSelection::KeywordsFor(prompt))
+    build(spec, deps, StartSelection::KeywordsFor(prompt))
 }
 
 /// Chapter 11: every model call of the agent (the loop's, memory's, compaction's, a
@@ -346,51 +279,52 @@ fn recovering(deps: &AgentDeps) -> Arc<dyn ModelClient> {
 }
 
 fn build(
-    profile: Profile,
+    spec: &AgentSpec,
     mut deps: AgentDeps,
     start: StartSelection<'_>,
 ) -> Result<Agent, BuildError> {
-    if profile.has(Capability::Recovery) {
+    let caps = spec.capabilities;
+    if caps.has(Capability::Recovery) {
         deps.model = recovering(&deps);
     }
     let workspace = deps.workspace.clone();
     let events = Events::new(deps.events.clone());
-    let gate: Arc<dyn PermissionGate> = if profile.has(Capability::Policy) {
-        Arc::new(permission_gate(&workspace, &deps))
+    let gate: Arc<dyn PermissionGate> = if caps.has(Capability::Policy) {
+        Arc::new(permission_gate(&workspace, &deps, &events))
     } else {
         Arc::new(AllowAll)
     };
     let mut hooks = deps.hooks;
     hooks.set_events(events.clone());
     let hooks = Arc::new(hooks);
-    let turn_hooks: Arc<dyn TurnHooks> = if profile.has(Capability::Hooks) {
+    let turn_hooks: Arc<dyn TurnHooks> = if caps.has(Capability::Hooks) {
         hooks.clone()
     } else {
         Arc::new(NoHooks)
     };
 
     // Scanned once, here: a skill added on disk needs a rebuild (see docs/ch07.md).
-    let skills = Arc::new(if profile.has(Capability::Skills) {
+    let skills = Arc::new(if caps.has(Capability::Skills) {
         SkillCatalog::scan(&workspace).trusted(&*deps.trust)
     } else {
         SkillCatalog::default()
     });
     let todo = Arc::new(TodoList::new(events.clone()));
     // Chapter 13: the session's jobs; dropping the agent drops them and kills what still runs.
-    let jobs = profile
-        .has(Capability::Background)
-        .then(|| Arc::new(JobManager::new(workspace.clone(), deps.jobs.clone())));
-    let mut tools = base_tools(
-        profile,
-        &workspace,
-        deps.bash,
-        jobs.as_ref(),
-        &todo,
-        &skills,
-    );
-    if profile.has(Capability::Subagent) {
+    // What reaches the agent from outside its loop (job notices, scheduled runs, and from
+    // chapter 15 on mail): stored by the runner before a request, or started as a turn by the
+    // session. Empty, it changes nothing in a request.
+    let inbox = Arc::new(AgentInbox::new());
+    let jobs = caps.has(Capability::Background).then(|| {
+        let manager = JobManager::new(workspace.clone(), deps.jobs.clone())
+            .inbox(inbox.clone())
+            .events(events.clone());
+        Arc::new(manager)
+    });
+    let mut tools = base_tools(caps, &workspace, deps.bash, jobs.as_ref(), &todo, &skills);
+    if caps.has(Capability::Subagent) {
         let child = ChildParts {
-            profile,
+            caps,
             model: deps.model.clone(),
             workspace: workspace.clone(),
             bash: deps.bash,
@@ -401,12 +335,12 @@ fn build(
         };
         tools = tools.tool(
             subagent::spec(),
-            Arc::new(TaskTool::new(move || child.runner())),
+            Arc::new(TaskTool::new(move || child.runner()).events(events.clone(), deps.id.clone())),
         );
     }
     // Chapter 12: the persistent task list, for the main agent only (a subagent's tools are
     // its parent's chapter-5 set: it works on one delegated job, not on the backlog).
-    let task_store = profile
+    let task_store = caps
         .has(Capability::TaskGraph)
         .then(|| Arc::new(TaskStore::open(&workspace)));
     if let Some(store) = &task_store {
@@ -414,7 +348,7 @@ fn build(
     }
     // Chapter 14: scheduled prompts, for the main agent only (a subagent ends with its task;
     // the REPL that runs what is due talks to the main agent).
-    let scheduler = profile.has(Capability::Cron).then(|| {
+    let scheduler = caps.has(Capability::Cron).then(|| {
         Arc::new(Scheduler::new(&workspace, deps.cron_clock.clone()).trust(deps.trust.clone()))
     });
     if let Some(scheduler) = &scheduler {
@@ -422,9 +356,9 @@ fn build(
     }
     let tools = Arc::new(tools.build()?);
 
-    let memory = profile.has(Capability::Memory).then(|| {
+    let memory = caps.has(Capability::Memory).then(|| {
         // Chapter 9 shows the selection as its own message; chapter 10's prompt renders it.
-        let delivery = if profile.has(Capability::DynamicPrompt) {
+        let delivery = if caps.has(Capability::DynamicPrompt) {
             MemoryDelivery::InSystemPrompt
         } else {
             MemoryDelivery::OwnMessage
@@ -446,15 +380,15 @@ fn build(
         };
         Arc::new(session.with_selection(selected))
     });
-    let placement = if profile.has(Capability::DynamicPrompt) {
+    let placement = if caps.has(Capability::DynamicPrompt) {
         deps.memory_placement
     } else {
         MemoryPlacement::Prompt
     };
-    let prompt: Arc<dyn SystemPromptProvider> = if profile.has(Capability::DynamicPrompt) {
+    let prompt: Arc<dyn SystemPromptProvider> = if caps.has(Capability::DynamicPrompt) {
         // `Reminder`: the prompt never shows memory; `Agent` stores the block in the history.
         let provider = dynamic_prompt(
-            profile,
+            spec,
             &workspace,
             &tools,
             &skills,
@@ -465,7 +399,7 @@ fn build(
         )?;
         Arc::new(provider.events(events.clone()))
     } else {
-        fixed_system_prompt(profile, &workspace, &skills)
+        fixed_system_prompt(caps, &workspace, &skills)
     };
 
     let mut runner = AgentRunner::builder(deps.model.clone(), tools, prompt)
@@ -476,14 +410,14 @@ fn build(
         .events(deps.events.clone());
     // Processor order matters: the reminder counts rounds in the full history; compaction
     // shapes the conversation; the memory message goes in last, so it is never compacted.
-    if profile.has(Capability::Todo) {
+    if caps.has(Capability::Todo) {
         runner = runner.processor(Arc::new(TodoReminder::new(events.clone())));
     }
-    if profile.has(Capability::Artifacts) {
+    if caps.has(Capability::Artifacts) {
         let store = ArtifactStore::new(workspace.clone(), deps.artifacts).events(events.clone());
         runner = runner.shaper(Arc::new(store));
     }
-    if profile.has(Capability::Compaction) {
+    if caps.has(Capability::Compaction) {
         let compactor = Compactor::new(deps.model.clone(), workspace.clone(), deps.compaction);
         runner = runner
             .processor(Arc::new(compactor.events(events.clone())))
@@ -497,16 +431,15 @@ fn build(
     {
         runner = runner.processor(Arc::new(MemoryInjector(session.clone())));
     }
-    if let Some(jobs) = &jobs {
-        // Stored in the history once, before the request after a job ends (see `Inbox`).
-        runner = runner.inbox(jobs.clone());
-    }
+    // Stored in the history once, before the request after a job ends (see `Inbox`).
+    runner = runner.inbox(inbox.clone());
     Ok(Agent {
-        profile,
+        spec: spec.clone(),
         runner: runner.build(),
         history: Vec::new(),
         memory,
         memory_placement: placement,
+        inbox,
         jobs,
         scheduler,
     })
@@ -517,32 +450,38 @@ mod tests {
     use super::*;
     use agent_test_support::ScriptedModel;
 
-    /// The processors `chapter`'s runner has, by name, in order. Read from the runner's
-    /// `Debug` output: the runner offers no other view of them.
-    fn processors(chapter: u8) -> Vec<String> {
+    /// The capabilities of the chapters up to memory (chapter 9), as the chapter table has them.
+    fn up_to_memory() -> Capabilities {
+        Capability::ALL
+            .into_iter()
+            .take_while(|c| *c != Capability::DynamicPrompt)
+            .collect()
+    }
+
+    /// The processors of the runner built for `capabilities`, by name, in order.
+    fn processors(capabilities: Capabilities) -> Vec<&'static str> {
         let dir = tempfile::tempdir().unwrap();
         let deps = AgentDeps::new(
             Arc::new(ScriptedModel::new([])),
             Workspace::new(dir.path()).unwrap(),
         );
-        let agent = build_agent(Profile::for_chapter(chapter).unwrap(), deps).unwrap();
-        let debug = format!("{:?}", agent.runner);
-        let list = debug
-            .split_once("processors: [")
-            .and_then(|(_, rest)| rest.split_once(']'))
-            .map(|(list, _)| list)
-            .unwrap();
-        list.split(", ")
-            .map(|n| n.trim_matches('"').to_string())
-            .collect()
+        let spec = AgentSpec {
+            capabilities,
+            context: PromptContext::from_value(serde_json::json!({})).unwrap(),
+        };
+        let agent = build_agent(&spec, deps).unwrap();
+        agent.runner.processor_names().collect()
     }
 
     #[test]
-    fn only_chapter_9_registers_the_memory_injector() {
+    fn only_memory_without_the_dynamic_prompt_registers_the_memory_injector() {
         assert_eq!(
-            processors(9),
-            vec!["todo_reminder", "compaction", "memory_injector"]
+            processors(up_to_memory()),
+            ["todo_reminder", "compaction", "memory_injector"]
         );
-        assert_eq!(processors(10), vec!["todo_reminder", "compaction"]);
+        assert_eq!(
+            processors(up_to_memory().with(Capability::DynamicPrompt)),
+            ["todo_reminder", "compaction"]
+        );
     }
 }

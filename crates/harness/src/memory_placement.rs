@@ -2,7 +2,7 @@
 //! the live state and a request prefix that a provider's prompt cache can reuse.
 
 /// Where the selected memory block goes (chapter 10 on; `--memory-placement`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum MemoryPlacement {
     /// Chapter 10's design: the system prompt renders the block as its `## memory` section.
     /// When the selection changes, the very first message changes, and a provider's prompt

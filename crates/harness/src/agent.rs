@@ -1,0 +1,144 @@
+//! `Agent`: what `build_agent` returns — the runner for one set of capabilities, the
+//! conversation so far, and the per-turn memory lifecycle around the loop.
+
+use std::sync::Arc;
+
+use crate::{AgentSpec, MemoryPlacement};
+use agent_core::{
+    AgentInbox, AgentRunner, Cancellation, Message, ModelRequest, RunError, ToolRegistry,
+    TurnOutcome,
+};
+use agent_cron::Scheduler;
+use agent_jobs::JobManager;
+use agent_memory::MemorySession;
+
+/// A built agent: the runner for its capabilities and the conversation so far. What its
+/// features do during a run (plan, hooks, compaction, memory, prompt, jobs) is told to the
+/// event sink it was built with, not kept here.
+#[derive(Debug)]
+pub struct Agent {
+    pub(crate) spec: AgentSpec,
+    pub(crate) runner: AgentRunner,
+    /// Shared with every request built from it (`Arc`): a request copies no message.
+    pub(crate) history: Vec<Arc<Message>>,
+    /// The per-turn lifecycle around the loop (chapter 9 on); what it does is told as events.
+    pub(crate) memory: Option<Arc<MemorySession>>,
+    /// Where the selected memories go (chapter 10 on; always `Prompt` before).
+    pub(crate) memory_placement: MemoryPlacement,
+    /// What reaches the agent from outside its loop; the session waits on it.
+    pub(crate) inbox: Arc<AgentInbox>,
+    /// The agent's background jobs (chapter 13 on); the session kills them when it ends.
+    pub(crate) jobs: Option<Arc<JobManager>>,
+    /// The scheduled prompts (chapter 14 on); the session runs what is due.
+    pub(crate) scheduler: Option<Arc<Scheduler>>,
+}
+
+/// A turn whose answer is in and whose memory extraction has not run yet (chapter 9 on):
+/// [`Agent::answer`] returns it, [`Agent::complete`] finishes it.
+#[derive(Debug)]
+#[must_use = "a turn's memories are extracted only by `Agent::complete`"]
+pub struct Answered {
+    /// How the loop ended.
+    pub outcome: TurnOutcome,
+    /// Where this turn's messages start in the history.
+    start: usize,
+}
+
+impl Agent {
+    /// What the agent was built from.
+    pub fn spec(&self) -> &AgentSpec {
+        &self.spec
+    }
+
+    /// The tools the model is offered.
+    pub fn tools(&self) -> &Arc<ToolRegistry> {
+        self.runner.tools()
+    }
+
+    /// The conversation so far (without the system prompt).
+    pub fn history(&self) -> &[Arc<Message>] {
+        &self.history
+    }
+
+    /// Runs one user turn, keeping the history for the next. With memory (chapter 9 on):
+    /// select before the turn, extract and consolidate after it. Memory failures are told as
+    /// events and never change the outcome.
+    pub async fn run_turn(&mut self, prompt: &str) -> Result<TurnOutcome, RunError> {
+        self.run_turn_cancellable(prompt, &Cancellation::new())
+            .await
+    }
+
+    /// [`run_turn`](Self::run_turn), stopped by `cancel` (Ctrl-C, chapter 11): the history is
+    /// left closed (every call answered) and the error is [`RunError::Cancelled`]. Memory
+    /// selection and extraction are model calls too, so they stop as well. A cancelled turn
+    /// extracts nothing.
+    pub async fn run_turn_cancellable(
+        &mut self,
+        prompt: &str,
+        cancel: &Cancellation,
+    ) -> Result<TurnOutcome, RunError> {
+        let answered = self.answer(prompt, cancel).await?;
+        Ok(self.complete(answered, cancel).await)
+    }
+
+    /// The first part of a turn: memory selection (chapter 9 on) and the loop, up to the
+    /// answer. The session tells the answer before it calls [`complete`](Self::complete), so
+    /// the person never waits for memory extraction to read it.
+    pub async fn answer(
+        &mut self,
+        prompt: &str,
+        cancel: &Cancellation,
+    ) -> Result<Answered, RunError> {
+        if let Some(memory) = self.memory.clone() {
+            cancel
+                .run(memory.begin_turn(prompt))
+                .await
+                .ok_or(RunError::Cancelled)?;
+            // Stored, not added per request: the next turn's requests then start with this
+            // one's bytes, block included, and a provider's prompt cache keeps serving them.
+            if self.memory_placement == MemoryPlacement::Reminder
+                && let Some(block) = memory.render_selected()
+            {
+                self.history.push(Arc::new(Message::system(block)));
+            }
+        }
+        let start = self.history.len();
+        let outcome = self
+            .runner
+            .run_turn_cancellable(&mut self.history, prompt, cancel)
+            .await?;
+        Ok(Answered { outcome, start })
+    }
+
+    /// The rest of a turn after its answer: memory extraction and consolidation (chapter 9
+    /// on). The answer is in: a Ctrl-C now only skips saving memories, it does not take the
+    /// answer away. The store is written synchronously between two awaits (and atomically),
+    /// so dropping this future can never leave a record half written.
+    pub async fn complete(&mut self, answered: Answered, cancel: &Cancellation) -> TurnOutcome {
+        let Some(memory) = self.memory.clone() else {
+            return answered.outcome;
+        };
+        // Memory reads this turn's messages once, as owned ones.
+        let turn: Vec<Message> = self.history[answered.start..]
+            .iter()
+            .map(|m| Message::clone(m))
+            .collect();
+        if cancel.run(memory.complete(&turn)).await.is_none() {
+            tracing::info!("memory extraction skipped: the turn was cancelled after its answer");
+        }
+        answered.outcome
+    }
+
+    /// The request the next turn would send first, without calling the model.
+    pub async fn preview_request(&self, prompt: &str) -> Result<ModelRequest, RunError> {
+        let mut history = self.history.clone();
+        // As a turn stores it (see `answer`), so a preview shows the placement.
+        if self.memory_placement == MemoryPlacement::Reminder
+            && let Some(block) = self.memory.as_ref().and_then(|m| m.render_selected())
+        {
+            history.push(Arc::new(Message::system(block)));
+        }
+        history.push(Arc::new(Message::user(prompt)));
+        self.runner.prepare_request(&history).await
+    }
+}

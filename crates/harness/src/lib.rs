@@ -1,0 +1,21 @@
+//! `agent-harness`: the composition root as a library, and the session that drives agents.
+//!
+//! - [`bootstrap`]: [`build_agent`] turns an [`AgentSpec`] (a set of [`Capabilities`]) into a
+//!   wired [`Agent`]; a second agent is one more call.
+//! - [`Agent`]: the runner, the conversation so far, and the per-turn memory lifecycle.
+//! - [`session`]: the [`Session`] that owns agents and drives them with one `select!` loop
+//!   over submissions, inboxes, the cron timer and running turns.
+
+mod agent;
+pub mod bootstrap;
+mod capability;
+pub mod memory_placement;
+mod prompts;
+pub mod session;
+
+pub use agent::Answered;
+pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
+pub use capability::{Capabilities, Capability};
+pub use memory_placement::MemoryPlacement;
+pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
+pub use session::{Session, SessionEvent, SessionHandle};

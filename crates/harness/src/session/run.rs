@@ -1,0 +1,474 @@
+//! The session's loop: one `tokio::select!` over submissions, ended turns, inbox wake-ups and
+//! the cron timer.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use agent_core::{
+    AgentEvent, AgentId, AgentInbox, Cancellation, InboxItem, InboxKind, RunError, Sender, TurnId,
+};
+use agent_cron::Scheduler;
+use agent_jobs::{JobManager, KillReason};
+use agent_workspace::Sleep;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::outbox::Outbox;
+use super::{Decision, EndReason, InterruptFrom, Interrupts, Mode, Op, Session, SessionEvent};
+use crate::Agent;
+
+/// The longest the cron timer sleeps before it looks again: a schedule another process added
+/// to the durable file, or a wall clock that jumped, is noticed within this.
+const TIMER_CAP: Duration = Duration::from_secs(30);
+/// Prompts one agent keeps queued while it is busy; more are refused (and said in the log).
+const MAX_QUEUED: usize = 100;
+
+/// What started a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TurnKind {
+    /// The person's prompt.
+    Prompt,
+    /// A schedule that came due (chapter 14).
+    Scheduled,
+}
+
+/// A turn task's result: the agent handed back.
+struct TurnDone {
+    id: AgentId,
+    agent: Agent,
+    kind: TurnKind,
+    result: Result<(), RunError>,
+}
+
+/// A turn that runs now.
+#[derive(Debug)]
+struct Running {
+    cancel: Cancellation,
+    /// A Ctrl-C asked it to stop.
+    cancelling: bool,
+}
+
+/// The parts of the agents the loop needs while a turn task owns the agent itself.
+struct Parts {
+    inboxes: BTreeMap<AgentId, Arc<AgentInbox>>,
+    schedulers: Vec<(AgentId, Arc<Scheduler>)>,
+    jobs: Vec<Arc<JobManager>>,
+}
+
+/// What the loop decided after a submission or an ended turn.
+enum Next {
+    Go,
+    End(EndReason),
+}
+
+impl Session {
+    /// Drives the agents until the session ends, and says why it ended (also sent as
+    /// [`SessionEvent::Ended`]). The agents stay in the session (a turn cut short by the end
+    /// is dropped with its agent).
+    pub async fn run(&mut self, mode: Mode) -> EndReason {
+        let parts = self.parts();
+        let (wake_tx, mut wake_rx) = mpsc::unbounded_channel::<AgentId>();
+        // One small task per inbox turns its `Notify` into a message the loop can select on.
+        let mut watchers = JoinSet::new();
+        for (id, inbox) in &parts.inboxes {
+            let (id, inbox, wake) = (id.clone(), inbox.clone(), wake_tx.clone());
+            watchers.spawn(async move {
+                loop {
+                    inbox.changed().await;
+                    if wake.send(id.clone()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let mut turns: JoinSet<TurnDone> = JoinSet::new();
+        let mut running: BTreeMap<AgentId, Running> = BTreeMap::new();
+        // One-shot: the prompt's turn has ended (only then does what is due run).
+        let mut prompt_done = mode != Mode::OneShot;
+        let mut idle_told = false;
+        let reason = 'run: loop {
+            // What was submitted already (before `run`, or while a turn ended) is taken first,
+            // so "what is queued" below is everything that was asked.
+            while let Ok(op) = self.ops.try_recv() {
+                if let Next::End(reason) = self.on_op(op, &mut running) {
+                    break 'run reason;
+                }
+            }
+            if prompt_done {
+                self.post_due(&parts, &running);
+            }
+            for (id, kind, text) in self.next_turns(&parts, &running, prompt_done) {
+                idle_told = false;
+                let cancel = Cancellation::new();
+                self.start_turn(&mut turns, &id, kind, text, cancel.clone());
+                running.insert(
+                    id,
+                    Running {
+                        cancel,
+                        cancelling: false,
+                    },
+                );
+            }
+            if running.is_empty() {
+                match mode {
+                    // Until the prompt's turn has run (it was submitted before `run`), the
+                    // session waits for it; then it ends once nothing runs.
+                    Mode::OneShot if prompt_done => break 'run EndReason::Done,
+                    Mode::OneShot => {}
+                    Mode::UntilIdle => break 'run EndReason::Done,
+                    Mode::Interactive if !idle_told => {
+                        idle_told = true;
+                        self.outbox.session_event(SessionEvent::Idle);
+                    }
+                    Mode::Interactive => {}
+                }
+            }
+            let timer = self.timer(&parts, &running);
+            let timed = timer.is_some();
+            let next = tokio::select! {
+                op = self.ops.recv() => match op {
+                    Some(op) => self.on_op(op, &mut running),
+                    // Every handle is gone (the session keeps one, so this is never seen).
+                    None => Next::End(EndReason::Done),
+                },
+                Some(done) = turns.join_next(), if !turns.is_empty() => match done {
+                    Ok(done) => self.on_turn_done(done, &mut running, &parts, &mut prompt_done),
+                    // A turn task panicked: its agent is lost; the session cannot go on
+                    // pretending it has one.
+                    Err(err) => {
+                        tracing::error!("a turn task failed: {err}");
+                        Next::End(EndReason::Done)
+                    }
+                },
+                Some(_) = wake_rx.recv() => Next::Go,
+                () = sleep(timer), if timed => Next::Go,
+            };
+            if let Next::End(reason) = next {
+                break 'run reason;
+            }
+        };
+        self.end(reason, turns, running, &parts, watchers).await
+    }
+
+    fn parts(&self) -> Parts {
+        let mut parts = Parts {
+            inboxes: BTreeMap::new(),
+            schedulers: Vec::new(),
+            jobs: Vec::new(),
+        };
+        for (id, slot) in &self.slots {
+            let Some(agent) = &slot.agent else { continue };
+            parts.inboxes.insert(id.clone(), agent.inbox.clone());
+            if let Some(scheduler) = &agent.scheduler {
+                parts.schedulers.push((id.clone(), scheduler.clone()));
+            }
+            if let Some(jobs) = &agent.jobs {
+                parts.jobs.push(jobs.clone());
+            }
+        }
+        parts
+    }
+
+    /// Posts what is due now to the inbox of each idle agent that has a scheduler.
+    fn post_due(&self, parts: &Parts, running: &BTreeMap<AgentId, Running>) {
+        for (id, scheduler) in &parts.schedulers {
+            if running.contains_key(id) {
+                continue;
+            }
+            let Some(inbox) = parts.inboxes.get(id) else {
+                continue;
+            };
+            match scheduler.due() {
+                Ok(due) => {
+                    for run in due {
+                        let item = InboxItem {
+                            from: Sender::Schedule(run.schedule_id.as_str().to_string()),
+                            kind: InboxKind::ScheduledRun,
+                            request_id: None,
+                            body: run.turn_text(),
+                        };
+                        if let Err(err) = inbox.post(item) {
+                            tracing::warn!("cron: {err}");
+                        }
+                    }
+                }
+                Err(error) => self.outbox.session_event(SessionEvent::CronFailed {
+                    agent: id.clone(),
+                    error: error.to_string(),
+                }),
+            }
+        }
+    }
+
+    /// The turns to start now: for each idle agent, a scheduled run first (as between the
+    /// person's turns before), else the oldest prompt typed.
+    fn next_turns(
+        &mut self,
+        parts: &Parts,
+        running: &BTreeMap<AgentId, Running>,
+        prompt_done: bool,
+    ) -> Vec<(AgentId, TurnKind, String)> {
+        let mut start = Vec::new();
+        for (id, slot) in &mut self.slots {
+            if running.contains_key(id) || slot.agent.is_none() {
+                continue;
+            }
+            let scheduled = parts
+                .inboxes
+                .get(id)
+                .filter(|_| prompt_done)
+                .and_then(|inbox| inbox.take_turn());
+            if let Some(item) = scheduled {
+                start.push((id.clone(), TurnKind::Scheduled, item.body));
+            } else if let Some(text) = slot.queued.pop_front() {
+                start.push((id.clone(), TurnKind::Prompt, text));
+            }
+        }
+        start
+    }
+
+    fn start_turn(
+        &mut self,
+        turns: &mut JoinSet<TurnDone>,
+        id: &AgentId,
+        kind: TurnKind,
+        text: String,
+        cancel: Cancellation,
+    ) {
+        let Some(slot) = self.slots.get_mut(id) else {
+            return;
+        };
+        let Some(agent) = slot.agent.take() else {
+            return;
+        };
+        slot.turns += 1;
+        let turn = TurnId(slot.turns);
+        slot.turn.set(Some(turn));
+        if kind == TurnKind::Scheduled {
+            // The marker is the turn text's first line (`Due::turn_text`).
+            let marker = text.lines().next().unwrap_or_default().to_string();
+            self.outbox.agent_event(
+                id,
+                Some(turn),
+                AgentEvent::ScheduleDue {
+                    id: schedule_id(&marker),
+                    marker,
+                },
+            );
+        }
+        let outbox = self.outbox.clone();
+        let id = id.clone();
+        turns.spawn(run_turn(id, agent, kind, text, cancel, outbox, turn));
+    }
+
+    fn on_op(&mut self, op: Op, running: &mut BTreeMap<AgentId, Running>) -> Next {
+        match op {
+            Op::Prompt { agent, text } => {
+                match self.slots.get_mut(&agent) {
+                    Some(slot) if slot.queued.len() < MAX_QUEUED => slot.queued.push_back(text),
+                    Some(_) => tracing::warn!("{agent}: {MAX_QUEUED} prompts queued; dropped one"),
+                    None => tracing::warn!("no agent {agent} in this session; prompt dropped"),
+                }
+                Next::Go
+            }
+            Op::Approval { id, decision } => {
+                self.approvals.answer(id, decision);
+                Next::Go
+            }
+            Op::Interrupt(from) => self.on_interrupt(from, running),
+            Op::Shutdown(reason) => Next::End(reason),
+        }
+    }
+
+    fn on_interrupt(
+        &mut self,
+        from: InterruptFrom,
+        running: &mut BTreeMap<AgentId, Running>,
+    ) -> Next {
+        if self.interrupts == Interrupts::EndSession {
+            return Next::End(EndReason::Interrupted);
+        }
+        // A question waits: the Ctrl-C is for it, not for the turn that asked.
+        if let Some(question) = self.approvals.oldest() {
+            self.approvals.answer(question, Decision::Cancel);
+            return Next::Go;
+        }
+        let mut cancelled = false;
+        for (id, turn) in running.iter_mut().filter(|(_, t)| !t.cancelling) {
+            turn.cancelling = true;
+            // Told before the turn wakes up, so it comes before the turn's cancelled result.
+            self.outbox
+                .session_event(SessionEvent::Cancelling { agent: id.clone() });
+            turn.cancel.cancel();
+            cancelled = true;
+        }
+        tracing::debug!(?from, cancelled, "interrupt");
+        if cancelled {
+            Next::Go
+        } else {
+            // A second Ctrl-C while turns are cancelling, or one at the prompt (the line
+            // editor clears a half-typed line itself and sends only the second).
+            Next::End(EndReason::Interrupted)
+        }
+    }
+
+    fn on_turn_done(
+        &mut self,
+        done: TurnDone,
+        running: &mut BTreeMap<AgentId, Running>,
+        parts: &Parts,
+        prompt_done: &mut bool,
+    ) -> Next {
+        let TurnDone {
+            id,
+            agent,
+            kind,
+            result,
+        } = done;
+        running.remove(&id);
+        if let Some(slot) = self.slots.get_mut(&id) {
+            if let Some(turn) = slot.turn.get() {
+                self.outbox.session_event(SessionEvent::TurnEnded {
+                    agent: id.clone(),
+                    turn,
+                    result: result.clone(),
+                });
+            }
+            slot.turn.set(None);
+            slot.agent = Some(agent);
+        }
+        let cancelled = matches!(result, Err(RunError::Cancelled));
+        if kind == TurnKind::Scheduled && cancelled {
+            // The person stopped a scheduled run: the rest of what came due with it is not run.
+            if let Some(inbox) = parts.inboxes.get(&id) {
+                while inbox.take_turn().is_some() {}
+            }
+        }
+        if kind == TurnKind::Prompt && !*prompt_done {
+            *prompt_done = true;
+            return match result {
+                Ok(()) => Next::Go,
+                Err(RunError::Cancelled) => Next::End(EndReason::Interrupted),
+                Err(err) => Next::End(EndReason::TurnFailed(err)),
+            };
+        }
+        Next::Go
+    }
+
+    /// When the cron timer should wake the loop: at the earliest next fire time of an idle
+    /// agent's scheduler, on that scheduler's clock, or after [`TIMER_CAP`] at the latest;
+    /// `None` when no idle agent has a scheduler.
+    fn timer(&self, parts: &Parts, running: &BTreeMap<AgentId, Running>) -> Option<Sleep> {
+        let mut earliest: Option<(SystemTime, &Arc<Scheduler>)> = None;
+        let mut any = None;
+        for (id, scheduler) in &parts.schedulers {
+            if running.contains_key(id) {
+                continue;
+            }
+            any = Some(scheduler);
+            // No schedule yet (the model may add one in a turn, which ends the wait), or the
+            // file cannot be read: the cap looks again later.
+            if let Ok(Some(at)) = scheduler.next_fire_time() {
+                let at = SystemTime::from(at);
+                if earliest.is_none_or(|(e, _)| at < e) {
+                    earliest = Some((at, scheduler));
+                }
+            }
+        }
+        let clock = any?.clock().clone();
+        let fire = earliest.map(|(at, scheduler)| scheduler.clock().sleep_until_wall(at));
+        Some(Box::pin(async move {
+            let cap = clock.sleep(TIMER_CAP);
+            match fire {
+                Some(fire) => {
+                    tokio::select! {
+                        () = fire => {}
+                        () = cap => {}
+                    }
+                }
+                None => cap.await,
+            }
+        }))
+    }
+
+    async fn end(
+        &mut self,
+        reason: EndReason,
+        mut turns: JoinSet<TurnDone>,
+        running: BTreeMap<AgentId, Running>,
+        parts: &Parts,
+        mut watchers: JoinSet<()>,
+    ) -> EndReason {
+        for turn in running.values() {
+            turn.cancel.cancel();
+        }
+        // Dropping a turn's future drops the call it runs, and with it the call's process
+        // group: nothing a turn started outlives the session.
+        turns.abort_all();
+        while turns.join_next().await.is_some() {}
+        watchers.abort_all();
+        for jobs in &parts.jobs {
+            jobs.kill_all(KillReason::SessionEnded);
+        }
+        self.outbox
+            .session_event(SessionEvent::Ended(reason.clone()));
+        reason
+    }
+}
+
+/// The schedule id in a marker (`[scheduled run of cron s1 (…), due …]`), or the marker.
+fn schedule_id(marker: &str) -> String {
+    marker
+        .strip_prefix("[scheduled run of cron ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or(marker)
+        .to_string()
+}
+
+async fn sleep(timer: Option<Sleep>) {
+    match timer {
+        Some(timer) => timer.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// One turn, as a task that owns the agent: the answer is told the moment the loop returns it,
+/// before memory extraction runs.
+async fn run_turn(
+    id: AgentId,
+    mut agent: Agent,
+    kind: TurnKind,
+    text: String,
+    cancel: Cancellation,
+    outbox: Arc<Outbox>,
+    turn: TurnId,
+) -> TurnDone {
+    let result = match agent.answer(&text, &cancel).await {
+        Ok(answered) => {
+            let answer = AgentEvent::TurnAnswered {
+                text: answered.outcome.final_text.clone(),
+            };
+            outbox.agent_event(&id, Some(turn), answer);
+            let _ = agent.complete(answered, &cancel).await;
+            Ok(())
+        }
+        Err(RunError::Cancelled) => {
+            outbox.agent_event(&id, Some(turn), AgentEvent::TurnCancelled);
+            Err(RunError::Cancelled)
+        }
+        Err(err) => {
+            let failed = AgentEvent::TurnFailed {
+                error: err.to_string(),
+            };
+            outbox.agent_event(&id, Some(turn), failed);
+            Err(err)
+        }
+    };
+    TurnDone {
+        id,
+        agent,
+        kind,
+        result,
+    }
+}

@@ -1,0 +1,3 @@
+//! The harness's integration tests, one binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod suite;

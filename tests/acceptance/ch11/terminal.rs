@@ -1,0 +1,120 @@
+//! Chapters 11–14 at a real pseudo-terminal: Ctrl-C typed during a `bash` call ends the call
+//! and brings the prompt back; Ctrl-C typed at an approval question cancels only the question.
+
+use serde_json::json;
+
+use super::cancel::{alive, poll, sleep_pid};
+use crate::pty::Terminal;
+use crate::support::{workspace, write_script};
+
+#[test]
+fn ctrl_c_typed_during_a_sleep_30_call_ends_the_call_and_the_prompt_comes_back() {
+    let dir = workspace();
+    let data = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo $$ > sleep.pid; exec sleep 30"}}]}
+        ]),
+    );
+    let script = script.to_str().unwrap();
+    let mut terminal = Terminal::start(
+        "ch11",
+        &["--script", script, "--approve", "all", "--sandbox", "off"],
+        dir.path(),
+        data.path(),
+    );
+    terminal.wait_for("ch11 >> ", 1);
+    terminal.type_keys(b"wait a while\r");
+    let sleep = sleep_pid(dir.path());
+
+    // The terminal's line discipline turns the key into SIGINT (no line is being read).
+    terminal.type_keys(b"\x03");
+
+    // Bounded by the helpers' patience, not a claim about speed.
+    poll("the sleep to be killed", || (!alive(sleep)).then_some(()));
+    terminal.wait_for("ch11 >> ", 2);
+    let screen = terminal.screen();
+    let from = screen.find("[tool] bash").unwrap();
+    assert_eq!(
+        &screen[from..],
+        // `^C`: the terminal echoes the key, as a person sees it.
+        "[tool] bash {\"command\":\"echo $$ > sleep.pid; exec sleep 30\"}\n\
+         ^C[cancel] stopping the turn (Ctrl-C again to quit)\n\
+         [result] Error [cancelled]: the user cancelled the turn (Ctrl-C) before this call finished\n\
+         [cancel] turn cancelled\n\
+         ch11 >> "
+    );
+    terminal.type_keys(b"\x04");
+    assert!(terminal.wait_exit().success());
+}
+
+#[test]
+fn ctrl_c_typed_at_an_approval_question_cancels_only_the_question() {
+    let dir = workspace();
+    let data = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch ran"}}]},
+            {"content": "not run, then"},
+            {"content": "[]"}
+        ]),
+    );
+    let mut terminal = Terminal::start(
+        "ch11",
+        &["--script", script.to_str().unwrap()],
+        dir.path(),
+        data.path(),
+    );
+    terminal.wait_for("ch11 >> ", 1);
+    terminal.type_keys(b"run it\r");
+    terminal.wait_for("Allow bash touch ran? [y/N] ", 1);
+
+    terminal.type_keys(b"\x03");
+
+    // The turn goes on without the call; the prompt comes back.
+    terminal.wait_for("ch11 >> ", 2);
+    let screen = terminal.screen();
+    let from = screen.find("Allow bash").unwrap();
+    assert_eq!(
+        &screen[from..],
+        "Allow bash touch ran? [y/N] \n\
+         [cancel] question q1 cancelled\n\
+         [result] Error [permission_denied]: running a command needs approval; approval failed (the question was cancelled), so denied (by execute_asks)\n\
+         not run, then\n\
+         [memory] extracted: (none)\n\
+         ch11 >> "
+    );
+    assert!(!dir.path().join("ran").exists());
+    terminal.type_keys(b"\x04");
+    assert!(terminal.wait_exit().success());
+}
+
+#[test]
+fn ctrl_c_at_the_prompt_clears_the_line_and_a_second_one_quits() {
+    let dir = workspace();
+    let data = tempfile::tempdir().unwrap();
+    let script = write_script(dir.path(), json!([]));
+    let mut terminal = Terminal::start(
+        "ch11",
+        &["--script", script.to_str().unwrap()],
+        dir.path(),
+        data.path(),
+    );
+    terminal.wait_for("ch11 >> ", 1);
+    terminal.type_keys(b"half a thought");
+    terminal.wait_for("half a thought", 1);
+
+    terminal.type_keys(b"\x03");
+    terminal.wait_for("ch11 >> ", 2);
+    terminal.type_keys(b"\x03");
+
+    assert_eq!(terminal.wait_exit().code(), Some(130));
+    let screen = terminal.screen();
+    let from = screen.find("[cancel]").unwrap();
+    assert_eq!(
+        &screen[from..],
+        "[cancel] (Ctrl-C again to quit)\nch11 >> \nerror: interrupted\n"
+    );
+}
