@@ -1,0 +1,218 @@
+//! One message in a mailbox: what is stored in its JSON file, its file name, and the
+//! fragment its recipient's model reads.
+
+use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use agent_protocol::fragment::{Fragment, FragmentKind, Template};
+use agent_protocol::{AgentId, RequestId};
+use serde::{Deserialize, Serialize};
+
+use crate::clock::{Clock, SystemClock};
+use crate::requests::{Decision, RequestKind};
+
+const MAIL: Template = Template::new(FragmentKind::TeammateMail, include_str!("teammate_mail.md"));
+const REQUEST: Template = Template::new(
+    FragmentKind::ProtocolRequest,
+    include_str!("protocol_request.md"),
+);
+const RESPONSE: Template = Template::new(
+    FragmentKind::ProtocolResponse,
+    include_str!("protocol_response.md"),
+);
+
+/// The longest id accepted when a file is read back.
+const MAX_ID_LEN: usize = 64;
+
+/// A message's id: unique across processes (the writer's pid, when it started, and a
+/// counter), lowercase hex and hyphens only, so it can name a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct MessageId(String);
+
+/// A stored id that cannot be a [`MessageId`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a message id")]
+pub struct BadMessageId(String);
+
+impl MessageId {
+    /// A fresh id. The counter is zero-padded so ids of one process sort in the order they
+    /// were made (the tie-breaker of equal creation times).
+    pub fn generate() -> Self {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        static STARTED: OnceLock<u64> = OnceLock::new();
+        // A pid is reused after its process ends; the start time keeps the ids apart.
+        let started = *STARTED.get_or_init(|| SystemClock.now_ms());
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        Self(format!("{:08x}-{started:011x}-{n:012}", std::process::id()))
+    }
+
+    /// A checked id.
+    pub fn parse(text: &str) -> Result<Self, BadMessageId> {
+        let ok = !text.is_empty()
+            && text.len() <= MAX_ID_LEN
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'a'..=b'f' | b'-'));
+        if ok {
+            Ok(Self(text.to_string()))
+        } else {
+            Err(BadMessageId(text.escape_debug().to_string()))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MessageId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for MessageId {
+    type Error = BadMessageId;
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        Self::parse(&text)
+    }
+}
+
+impl From<MessageId> for String {
+    fn from(id: MessageId) -> Self {
+        id.0
+    }
+}
+
+/// What a message is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MailKind {
+    /// Words from another agent (`send_message`).
+    Message,
+    /// A teammate's final answer (or its failure), sent to the lead by the runtime.
+    Result,
+    /// A protocol request, recorded in the request store before it was sent.
+    Request {
+        /// The request's id.
+        request_id: RequestId,
+        /// Which protocol.
+        request: RequestKind,
+    },
+    /// The answer to a protocol request.
+    Response {
+        /// The request's id.
+        request_id: RequestId,
+        /// Which protocol.
+        request: RequestKind,
+        /// What was decided.
+        decision: Decision,
+    },
+}
+
+/// One message, as stored in its file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MailMessage {
+    /// Unique id (also in the file name).
+    pub id: MessageId,
+    /// Who sent it: always the sending agent's own identity, never a tool argument.
+    pub from: AgentId,
+    /// Whose mailbox it is in.
+    pub to: AgentId,
+    /// What it is.
+    pub kind: MailKind,
+    /// The text, unescaped; escaped when it becomes a fragment.
+    pub body: String,
+    /// Milliseconds since the Unix epoch when it was sent (also in the file name).
+    pub created_at: u64,
+    /// Why each delivery so far made the recipient fail, oldest first (bounded by
+    /// [`crate::mailbox::MAX_ATTEMPTS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
+}
+
+impl MailMessage {
+    /// The file name: `<created_at, 20 digits>-<id>.json`, so names sort as
+    /// `(created_at, id)` and the oldest is found without reading every file.
+    pub fn file_name(&self) -> String {
+        format!("{:020}-{}.json", self.created_at, self.id)
+    }
+
+    /// `(created_at, id)` from a file name, or `None` when the name is not one we write.
+    pub fn parse_file_name(name: &str) -> Option<(u64, MessageId)> {
+        let stem = name.strip_suffix(".json")?;
+        let (time, id) = stem.split_at_checked(20)?;
+        let id = id.strip_prefix('-')?;
+        if !time.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some((time.parse().ok()?, MessageId::parse(id).ok()?))
+    }
+
+    /// Whether `other` is this message (everything but the failure count, which changes
+    /// while the message is delivered).
+    pub fn same_message(&self, other: &Self) -> bool {
+        (
+            &self.id,
+            &self.from,
+            &self.to,
+            &self.kind,
+            &self.body,
+            self.created_at,
+        ) == (
+            &other.id,
+            &other.from,
+            &other.to,
+            &other.kind,
+            &other.body,
+            other.created_at,
+        )
+    }
+
+    /// What the recipient's model reads: a fragment carrying the message id (so a restart
+    /// can tell it has stored it already), with the body escaped.
+    pub fn fragment(&self) -> Fragment {
+        match &self.kind {
+            MailKind::Message | MailKind::Result => MAIL
+                .fill()
+                .attr("id", &self.id)
+                .attr("from", &self.from)
+                .attr(
+                    "type",
+                    if self.kind == MailKind::Result {
+                        "result"
+                    } else {
+                        "message"
+                    },
+                )
+                .text("body", self.body.as_str()),
+            MailKind::Request {
+                request_id,
+                request,
+            } => REQUEST
+                .fill()
+                .attr("request_id", &request_id.0)
+                .attr("kind", request)
+                .attr("from", &self.from)
+                .attr("id", &self.id)
+                .text("body", self.body.as_str()),
+            MailKind::Response {
+                request_id,
+                request,
+                decision,
+            } => RESPONSE
+                .fill()
+                .attr("request_id", &request_id.0)
+                .attr("kind", request)
+                .attr("from", &self.from)
+                .attr("decision", decision)
+                .attr("id", &self.id)
+                .text("body", self.body.as_str()),
+        }
+        .render()
+    }
+}
