@@ -4,11 +4,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_compaction::CompactionConfig;
-use agent_core::scripted::ScriptStep;
 use agent_core::{
     AgentEvent, CollectingSink, CompactionKind, Message, ModelClient, ModelError, ModelReply,
-    ModelRequest, Recording, ScriptedModel, validate_pairing,
+    ModelRequest, validate_pairing,
 };
+use agent_test_support::ScriptStep;
+use agent_test_support::{Recording, ScriptedModel};
 use agent_tools::Workspace;
 use agent_tutorial::Profile;
 use agent_tutorial::{AgentDeps, build_agent};

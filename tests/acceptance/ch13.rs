@@ -37,7 +37,7 @@ fn background(command: &str) -> ToolCall {
 fn agent(
     dir: &std::path::Path,
     replies: Vec<ModelReply>,
-) -> (Agent, Arc<agent_core::ScriptedModel>) {
+) -> (Agent, Arc<agent_test_support::ScriptedModel>) {
     scripted_agent_with(13, dir, replies, |deps| {
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
         deps.jobs.clock = Arc::new(StepClock(Instant::now(), AtomicU32::new(0)));

@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_core::{
-    Message, ModelClient, ModelError, ModelReply, ModelRequest, RunError, ScriptedModel,
-    TurnOutcome,
+    Message, ModelClient, ModelError, ModelReply, ModelRequest, RunError, TurnOutcome,
 };
 use agent_cron::{Durability, ManualClock, NewSchedule, Timestamp, Zone, next_fire};
 use agent_policy::StaticApproval;
+use agent_test_support::ScriptedModel;
 use agent_tutorial::cli::scheduled::{Batch, run_due_to};
 use agent_tutorial::{Agent, render};
 use async_trait::async_trait;

@@ -3,10 +3,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_core::{
-    AgentEvent, CollectingSink, ModelReply, ModelRequest, Recording, ScriptedModel, ToolCall,
-    validate_pairing,
-};
+use agent_core::{AgentEvent, CollectingSink, ModelReply, ModelRequest, ToolCall};
+use agent_test_support::{Recording, ScriptedModel};
 use agent_tools::Workspace;
 use agent_tutorial::Profile;
 use agent_tutorial::{Agent, AgentDeps, build_agent, render};
@@ -38,13 +36,8 @@ pub fn workspace() -> TempDir {
     dir
 }
 
-pub fn call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
-    ToolCall {
-        id: id.into(),
-        name: name.into(),
-        arguments: arguments.to_string(),
-    }
-}
+/// A call as the model sends it (the shared builder, under the name these tests use).
+pub use agent_test_support::tool_call as call;
 
 pub fn tool_round(calls: Vec<ToolCall>) -> ModelReply {
     ModelReply::tool_calls(calls)
@@ -119,9 +112,7 @@ pub fn tool_results<M: AsRef<agent_core::Message>>(history: &[M]) -> Vec<String>
 
 /// Every recorded request must satisfy the pairing invariant.
 pub fn assert_all_paired(requests: &[ModelRequest]) {
-    for (i, request) in requests.iter().enumerate() {
-        assert_eq!(validate_pairing(&request.messages), Ok(()), "request {i}");
-    }
+    assert_eq!(agent_test_support::paired(requests), Ok(()));
 }
 
 /// All requests as labelled lines, with the workspace path replaced so snapshots are stable.

@@ -9,7 +9,8 @@
 
 use std::sync::Arc;
 
-use agent_core::{ModelReply, ScriptedModel, ToolCall};
+use agent_core::{ModelReply, ToolCall};
+use agent_test_support::ScriptedModel;
 use agent_tools::Workspace;
 use agent_tutorial::{Agent, AgentDeps, Profile, build_agent};
 use tempfile::TempDir;

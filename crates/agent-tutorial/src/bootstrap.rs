@@ -491,7 +491,7 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::ScriptedModel;
+    use agent_test_support::ScriptedModel;
 
     /// The processors `chapter`'s runner has, by name, in order. Read from the runner's
     /// `Debug` output: the runner offers no other view of them.

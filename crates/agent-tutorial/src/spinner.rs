@@ -90,8 +90,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_reply_is_handed_on_unchanged() {
-        let inner = Arc::new(agent_core::ScriptedModel::new([
-            agent_core::ScriptStep::Reply(ModelReply::text("hello")),
+        let inner = Arc::new(agent_test_support::ScriptedModel::new([
+            agent_test_support::ScriptStep::Reply(ModelReply::text("hello")),
         ]));
         let spinning = Spinning::new(inner.clone());
         let request = ModelRequest {

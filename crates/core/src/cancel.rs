@@ -33,6 +33,7 @@ impl Default for Cancellation {
 }
 
 impl Cancellation {
+    /// A handle not cancelled yet.
     pub fn new() -> Self {
         Self {
             switch: Arc::new(watch::Sender::new(false)),
@@ -44,6 +45,7 @@ impl Cancellation {
         self.switch.send_replace(true);
     }
 
+    /// Whether [`Self::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
         *self.switch.borrow()
     }

@@ -7,6 +7,7 @@ pub use agent_protocol::event::*;
 
 /// Receives events. Called inline, on the task doing the work: keep it quick, never fail.
 pub trait EventSink: Send + Sync {
+    /// Takes one event.
     fn emit(&self, event: &AgentEvent);
 }
 
@@ -24,14 +25,17 @@ impl EventSink for NoEvents {
 pub struct Events(Arc<dyn EventSink>);
 
 impl Events {
+    /// A handle on `sink`.
     pub fn new(sink: Arc<dyn EventSink>) -> Self {
         Self(sink)
     }
 
+    /// Sends one event to the sink.
     pub fn emit(&self, event: AgentEvent) {
         self.0.emit(&event);
     }
 
+    /// The sink itself.
     pub fn sink(&self) -> &Arc<dyn EventSink> {
         &self.0
     }
@@ -54,6 +58,7 @@ impl std::fmt::Debug for Events {
 pub struct CollectingSink(Mutex<Vec<AgentEvent>>);
 
 impl CollectingSink {
+    /// An empty sink.
     pub fn new() -> Self {
         Self::default()
     }

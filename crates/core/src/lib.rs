@@ -8,13 +8,14 @@
 //!   [`event`]: what a run tells whoever watches it ([`AgentEvent`], [`EventSink`]).
 //! - [`cancel`]: stopping a turn cleanly (Ctrl-C, chapter 11).
 //! - [`verdict`]: the words permission decisions are made of (merged by `agent-policy`).
-//! - [`scripted`]: a replaying model for offline runs and tests.
 //! - [`side_call`]: tool-less calls the harness makes for itself (memory, compaction).
 //! - [`names`]: the name rules of tools, skills and memory records, side by side.
 //!
 //! The vocabulary (messages, specs, failures, events, requests) is `agent-protocol`'s,
 //! re-exported here so a feature crate needs one dependency for the loop and its words.
 //! This crate knows nothing about OpenAI, files on disk or the CLI.
+
+#![warn(missing_docs)]
 
 pub mod cancel;
 pub mod error;
@@ -29,7 +30,6 @@ pub mod pairing;
 pub mod registry;
 pub mod runner;
 pub mod schema;
-pub mod scripted;
 pub mod seams;
 pub mod side_call;
 pub mod tool;
@@ -48,16 +48,18 @@ pub use event::{
 };
 pub use fragment::{Fragment, FragmentKind, Template};
 pub use message::{Message, ToolCall};
-pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
+pub use model::{
+    ClientError, ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage,
+};
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
 pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuilder};
 pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
-pub use scripted::{Recording, ScriptError, ScriptStep, ScriptedModel};
 pub use seams::{
     FixedPrompt, GateDecision, HistoryProcessor, HookStop, Inbox, PermissionGate, ProcessError,
     PromptBlocked, PromptError, SeamError, SystemPromptProvider, TurnHooks,
 };
 pub use tool::{
-    CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,
+    CallSummary, FailureCode, OutputPart, PreparedCall, ToolEffect, ToolFailure, ToolHandler,
+    ToolOutput, ToolSpec,
 };
 pub use verdict::{Behavior, Verdict};

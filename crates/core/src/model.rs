@@ -5,9 +5,10 @@ use async_trait::async_trait;
 
 pub use agent_protocol::model::*;
 
-/// A language model the loop can call. Implemented by the OpenAI adapter and by
-/// [`crate::scripted::ScriptedModel`] for offline runs.
+/// A language model the loop can call. Implemented by the OpenAI adapter and by the scripted
+/// model of `agent-test-support` (offline runs and tests).
 #[async_trait]
 pub trait ModelClient: Send + Sync {
+    /// Sends one request and returns the reply, or why there is none.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError>;
 }

@@ -8,14 +8,33 @@ use std::collections::HashSet;
 
 use crate::message::{Message, ToolCall};
 
+/// Where a conversation breaks the "every call gets exactly one result" invariant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PairingError {
+    /// A tool result with no open call before it.
     #[error("message {index}: tool result `{id}` answers no pending tool call")]
-    OrphanResult { index: usize, id: String },
+    OrphanResult {
+        /// The result's place in the messages.
+        index: usize,
+        /// The id it answers.
+        id: String,
+    },
+    /// A call that no result answers before the next assistant or user message.
     #[error("message {index}: tool call `{id}` was never answered")]
-    Unanswered { index: usize, id: String },
+    Unanswered {
+        /// The calling message's place.
+        index: usize,
+        /// The call's id.
+        id: String,
+    },
+    /// Two calls with one id.
     #[error("message {index}: tool call id `{id}` is used twice")]
-    DuplicateCall { index: usize, id: String },
+    DuplicateCall {
+        /// The second call's message.
+        index: usize,
+        /// The id.
+        id: String,
+    },
 }
 
 /// Checks the pairing invariant over a request's messages: `&request.messages`, a stored

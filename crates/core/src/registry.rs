@@ -13,23 +13,33 @@ use serde_json::Value;
 use crate::message::ToolCall;
 use crate::names::NameRule;
 use crate::schema;
-use crate::schema::SchemaError;
-use crate::tool::{FailureCode, PreparedCall, ToolFailure, ToolHandler, ToolSpec};
+use crate::schema::{SchemaError, SchemaMode};
+use crate::tool::{FailureCode, PreparedCall, ToolFailure, ToolHandler, ToolOutput, ToolSpec};
 
 /// A registration that cannot be accepted. These are programming errors in the composition
 /// root, reported when the agent is built rather than when the model first calls the tool.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
+    /// The name breaks the tool-name rule.
     #[error("tool name `{0}` is invalid: use 1-64 characters from A-Z, a-z, 0-9 and _")]
     InvalidName(String),
+    /// Two specs share a name.
     #[error("tool `{0}` is registered twice")]
     Duplicate(String),
+    /// A spec without a handler.
     #[error("tool `{0}` has a spec but no handler")]
     MissingHandler(String),
+    /// A handler without a spec.
     #[error("a handler is registered for `{0}` but no spec names it")]
     HandlerWithoutSpec(String),
+    /// The schema cannot be taken in the mode it was registered in.
     #[error("tool `{name}` has an unusable schema: {reason}")]
-    InvalidSchema { name: String, reason: SchemaError },
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// Why.
+        reason: SchemaError,
+    },
 }
 
 #[derive(Clone)]
@@ -41,7 +51,7 @@ struct Entry {
 /// Collects specs and handlers; [`ToolRegistryBuilder::build`] checks that they pair up.
 #[derive(Default)]
 pub struct ToolRegistryBuilder {
-    specs: Vec<ToolSpec>,
+    specs: Vec<(ToolSpec, SchemaMode)>,
     handlers: BTreeMap<String, Arc<dyn ToolHandler>>,
 }
 
@@ -50,20 +60,21 @@ impl std::fmt::Debug for ToolRegistryBuilder {
         f.debug_struct("ToolRegistryBuilder")
             .field(
                 "specs",
-                &self.specs.iter().map(|s| &s.name).collect::<Vec<_>>(),
+                &self.specs.iter().map(|(s, _)| &s.name).collect::<Vec<_>>(),
             )
             .finish()
     }
 }
 
 impl ToolRegistryBuilder {
+    /// An empty builder.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds the spec the model will see. Order of `spec` calls is the order tools are sent in.
     pub fn spec(mut self, spec: ToolSpec) -> Self {
-        self.specs.push(spec);
+        self.specs.push((spec, SchemaMode::Strict));
         self
     }
 
@@ -79,14 +90,28 @@ impl ToolRegistryBuilder {
         self.spec(spec).handler(name, handler)
     }
 
+    /// A tool whose schema was written elsewhere (an MCP server's), taken in `mode`: with
+    /// [`SchemaMode::Sanitize`] the model is sent the reduced schema.
+    pub fn foreign_tool(
+        mut self,
+        spec: ToolSpec,
+        handler: Arc<dyn ToolHandler>,
+        mode: SchemaMode,
+    ) -> Self {
+        let name = spec.name.clone();
+        self.specs.push((spec, mode));
+        self.handler(name, handler)
+    }
+
+    /// Checks every registration (names, schemas, spec and handler paired) and builds.
     pub fn build(mut self) -> Result<ToolRegistry, RegistryError> {
         let mut entries: Vec<Entry> = Vec::with_capacity(self.specs.len());
-        for spec in self.specs {
+        for (spec, mode) in self.specs {
             let handler = self
                 .handlers
                 .remove(&spec.name)
                 .ok_or_else(|| RegistryError::MissingHandler(spec.name.clone()))?;
-            check_entry(&entries, &spec)?;
+            let spec = check_entry(&entries, spec, mode)?;
             entries.push(Entry { spec, handler });
         }
         if let Some(name) = self.handlers.into_keys().next() {
@@ -96,17 +121,24 @@ impl ToolRegistryBuilder {
     }
 }
 
-fn check_entry(existing: &[Entry], spec: &ToolSpec) -> Result<(), RegistryError> {
+/// Checks a registration and returns the spec to keep (its schema adopted in `mode`).
+fn check_entry(
+    existing: &[Entry],
+    mut spec: ToolSpec,
+    mode: SchemaMode,
+) -> Result<ToolSpec, RegistryError> {
     if !NameRule::Tool.accepts(&spec.name) {
         return Err(RegistryError::InvalidName(spec.name.clone()));
     }
     if existing.iter().any(|e| e.spec.name == spec.name) {
         return Err(RegistryError::Duplicate(spec.name.clone()));
     }
-    schema::check_schema(&spec.parameters).map_err(|reason| RegistryError::InvalidSchema {
-        name: spec.name.clone(),
-        reason,
-    })
+    spec.parameters =
+        schema::adopt(&spec.parameters, mode).map_err(|reason| RegistryError::InvalidSchema {
+            name: spec.name.clone(),
+            reason,
+        })?;
+    Ok(spec)
 }
 
 /// The tools an agent can call, in registration order.
@@ -139,6 +171,7 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
+    /// A builder for a new registry.
     pub fn builder() -> ToolRegistryBuilder {
         ToolRegistryBuilder::new()
     }
@@ -167,16 +200,29 @@ impl ToolRegistry {
         spec: ToolSpec,
         handler: Arc<dyn ToolHandler>,
     ) -> Result<(), RegistryError> {
+        self.register_in(spec, handler, SchemaMode::Strict)
+    }
+
+    /// [`Self::register`] for a tool whose schema was written elsewhere, taken in `mode`
+    /// (an MCP server connected after the agent was built).
+    pub fn register_in(
+        &self,
+        spec: ToolSpec,
+        handler: Arc<dyn ToolHandler>,
+        mode: SchemaMode,
+    ) -> Result<(), RegistryError> {
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
-        check_entry(&entries, &spec)?;
+        let spec = check_entry(&entries, spec, mode)?;
         entries.push(Entry { spec, handler });
         Ok(())
     }
 
+    /// The specs, in registration order (what a request offers).
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.read().iter().map(|e| e.spec.clone()).collect()
     }
 
+    /// The names, in registration order.
     pub fn names(&self) -> Vec<String> {
         self.read().iter().map(|e| e.spec.name.clone()).collect()
     }
@@ -200,6 +246,7 @@ impl ToolRegistry {
         }
     }
 
+    /// The spec of `name`, if registered.
     pub fn spec(&self, name: &str) -> Option<ToolSpec> {
         self.read()
             .iter()
@@ -207,6 +254,7 @@ impl ToolRegistry {
             .map(|e| e.spec.clone())
     }
 
+    /// Whether no tool is registered.
     pub fn is_empty(&self) -> bool {
         self.read().is_empty()
     }
@@ -251,16 +299,22 @@ impl ToolRegistry {
         validate(&entry, &call.call_id, call.arguments.clone())
     }
 
-    /// Runs a prepared call. The handler is cloned out of the lock first, so a slow tool never
-    /// blocks registration.
+    /// Runs a prepared call and returns the tool-result text the model reads (the output's
+    /// [`ToolOutput::into_text`]).
     pub async fn execute(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
+        self.execute_output(call).await.map(ToolOutput::into_text)
+    }
+
+    /// Runs a prepared call ([`ToolHandler::call`]) and returns its output as parts. The
+    /// handler is cloned out of the lock first, so a slow tool never blocks registration.
+    pub async fn execute_output(&self, call: &PreparedCall) -> Result<ToolOutput, ToolFailure> {
         let handler = self.entry(&call.name).map(|e| e.handler).ok_or_else(|| {
             ToolFailure::new(
                 FailureCode::UnknownTool,
                 format!("no tool named `{}`", call.name),
             )
         })?;
-        handler.handle(call).await
+        handler.call(call).await
     }
 }
 

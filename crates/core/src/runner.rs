@@ -52,26 +52,38 @@ enum Offer {
     FinalAnswerOnly,
 }
 
+/// Why a turn ended without an answer. Tool failures are not here: they go back to the
+/// model and the loop goes on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
+    /// The model call failed.
     #[error(transparent)]
     Model(#[from] ModelError),
-    #[error(
-        "turn limit reached: the model still asked for tools after {limit} requests; raise --max-turns or narrow the task"
-    )]
-    TurnLimit { limit: usize },
+    /// The model still asked for tools when the bound on requests was reached.
+    #[error("turn limit reached: the model still asked for tools after {limit} requests")]
+    TurnLimit {
+        /// The bound.
+        limit: usize,
+    },
+    /// The system prompt provider failed.
     #[error("the system prompt provider failed")]
     Prompt(#[source] PromptError),
+    /// The system prompt provider returned an empty prompt.
     #[error("the system prompt provider returned an empty prompt; there is no fallback prompt")]
     EmptySystemPrompt,
+    /// A history processor failed; the request was not sent.
     #[error("history processor `{name}` failed")]
     Processor {
+        /// The processor's name.
         name: &'static str,
+        /// Why.
         #[source]
         error: ProcessError,
     },
+    /// The request would break the pairing invariant.
     #[error("refusing to send a request that breaks tool-call pairing (a harness bug): {0}")]
     Pairing(PairingError),
+    /// A UserPromptSubmit hook refused the prompt.
     #[error("the prompt was blocked by a hook: {0}")]
     PromptBlocked(PromptBlocked),
     /// The caller cancelled the turn (Ctrl-C). The history is closed: every call in it has a
@@ -83,6 +95,7 @@ pub enum RunError {
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnOutcome {
+    /// The model's final answer.
     pub final_text: String,
     /// Model requests made during the turn.
     pub requests: usize,
@@ -93,6 +106,27 @@ pub struct TurnOutcome {
 }
 
 /// The loop, with its seams filled in by the composition root.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_core::{AgentRunner, FixedPrompt, ModelReply, ToolRegistry};
+/// use agent_test_support::ScriptedModel;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let model = Arc::new(ScriptedModel::replies([ModelReply::text("Hello.")]));
+/// let runner = AgentRunner::builder(
+///     model,
+///     Arc::new(ToolRegistry::empty()),
+///     Arc::new(FixedPrompt("You are terse.".into())),
+/// )
+/// .build();
+/// let mut history = Vec::new();
+/// let outcome = runner.run_turn(&mut history, "Hi").await.unwrap();
+/// assert_eq!(outcome.final_text, "Hello.");
+/// assert_eq!(history.len(), 2); // the prompt and the answer; the system prompt is not stored
+/// # });
+/// ```
 pub struct AgentRunner {
     model: Arc<dyn ModelClient>,
     tools: Arc<ToolRegistry>,
@@ -135,6 +169,7 @@ impl std::fmt::Debug for AgentRunnerBuilder {
 }
 
 impl AgentRunnerBuilder {
+    /// The bound on model requests per user turn (at least 1).
     pub fn max_turns(mut self, max_turns: usize) -> Self {
         self.runner.max_turns = max_turns.max(1);
         self
@@ -149,11 +184,13 @@ impl AgentRunnerBuilder {
         self
     }
 
+    /// The permission gate (chapter 3); every call runs without one.
     pub fn gate(mut self, gate: Arc<dyn PermissionGate>) -> Self {
         self.runner.gate = gate;
         self
     }
 
+    /// The lifecycle hooks (chapter 4); none by default.
     pub fn hooks(mut self, hooks: Arc<dyn TurnHooks>) -> Self {
         self.runner.hooks = hooks;
         self
@@ -190,12 +227,14 @@ impl AgentRunnerBuilder {
         self
     }
 
+    /// The runner.
     pub fn build(self) -> AgentRunner {
         self.runner
     }
 }
 
 impl AgentRunner {
+    /// A runner over a model, its tools and its system prompt; the rest is optional.
     pub fn builder(
         model: Arc<dyn ModelClient>,
         tools: Arc<ToolRegistry>,
@@ -219,10 +258,12 @@ impl AgentRunner {
         }
     }
 
+    /// The live tool registry.
     pub fn tools(&self) -> &Arc<ToolRegistry> {
         &self.tools
     }
 
+    /// The bound on model requests per user turn.
     pub fn max_turns(&self) -> usize {
         self.max_turns
     }

@@ -3,24 +3,63 @@
 //! Models send arguments that almost match; we want the mismatch told back precisely
 //! (`$.todos[0].status: expected one of ...`). A full JSON-schema engine would be a heavy
 //! dependency for the handful of keywords tool schemas use, so this module supports exactly
-//! that subset and *refuses to register* a schema using anything else — an unsupported keyword
-//! is never silently unenforced.
+//! that subset and *refuses to register* one of our own schemas using anything else — an
+//! unsupported keyword is never silently unenforced.
+//!
+//! Schemas written elsewhere (an MCP server's tools, chapter 19) use whatever their generator
+//! emits; [`adopt`] takes them in a [`SchemaMode`] that says what happens to the keywords
+//! this checker does not enforce.
+
+mod foreign;
 
 use serde_json::{Map, Value};
+
+pub use foreign::{MAX_SCHEMA_DEPTH, SchemaMode, adopt};
 
 /// Why a schema cannot be registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SchemaError {
+    /// The whole schema is not an object.
     #[error("the schema is not a JSON object")]
     NotAnObject,
+    /// The root does not describe an object (Chat Completions wants object parameters).
     #[error("the root schema must have \"type\": \"object\"")]
     RootNotObject,
+    /// A nested schema is not an object.
     #[error("{at}: a schema must be an object")]
-    NodeNotObject { at: String },
+    NodeNotObject {
+        /// Where.
+        at: String,
+    },
+    /// A keyword this checker does not enforce, in a schema of our own.
     #[error("{at}: unsupported schema keyword `{keyword}`")]
-    Unsupported { at: String, keyword: String },
+    Unsupported {
+        /// Where.
+        at: String,
+        /// The keyword.
+        keyword: String,
+    },
+    /// `properties` is not an object.
     #[error("{at}: `properties` must be an object")]
-    PropertiesNotObject { at: String },
+    PropertiesNotObject {
+        /// Where.
+        at: String,
+    },
+    /// `$ref` (and the `$defs` it points into): resolving references is not supported, so a
+    /// referenced constraint would go unchecked; the schema must be self-contained.
+    #[error("{at}: `$ref` is not supported; the schema must be self-contained")]
+    Reference {
+        /// The node that holds the `$ref`.
+        at: String,
+    },
+    /// Nested deeper than [`MAX_SCHEMA_DEPTH`]: a foreign schema is untrusted input.
+    #[error("{at}: the schema nests deeper than {max} levels")]
+    TooDeep {
+        /// The first node past the bound.
+        at: String,
+        /// The bound.
+        max: usize,
+    },
 }
 
 /// Where a value does not match its schema, and how: the text the model reads to fix its
@@ -30,30 +69,73 @@ pub enum SchemaError {
 pub struct Mismatch {
     /// The JSON path of the first bad value (`$`, `$.path`, `$.todos[2]`).
     pub at: String,
+    /// What is wrong with it.
     pub problem: Problem,
 }
 
 /// How a value does not match.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Problem {
+    /// `type` does not match.
     #[error("expected {expected}, got {got}")]
-    WrongType { expected: String, got: &'static str },
+    WrongType {
+        /// The allowed type names, `or`-joined.
+        expected: String,
+        /// The value's type.
+        got: &'static str,
+    },
+    /// Not one of `enum`.
     #[error("expected one of {options}")]
-    NotOneOf { options: String },
+    NotOneOf {
+        /// The allowed values, as JSON, comma-separated.
+        options: String,
+    },
+    /// Shorter than `minLength` (counted in characters).
     #[error("must be at least {min} characters")]
-    TooShort { min: u64 },
+    TooShort {
+        /// The bound.
+        min: u64,
+    },
+    /// Below `minimum`.
     #[error("must be >= {min}")]
-    BelowMinimum { min: f64 },
+    BelowMinimum {
+        /// The bound.
+        min: f64,
+    },
+    /// Above `maximum`.
     #[error("must be <= {max}")]
-    AboveMaximum { max: f64 },
+    AboveMaximum {
+        /// The bound.
+        max: f64,
+    },
+    /// A `required` field is absent.
     #[error("missing required field `{name}`")]
-    MissingField { name: String },
+    MissingField {
+        /// The field.
+        name: String,
+    },
+    /// A field the schema does not name, where extra fields are not allowed.
     #[error("unknown field `{key}`")]
-    UnknownField { key: String },
+    UnknownField {
+        /// The field.
+        key: String,
+    },
+    /// More items than `maxItems`.
     #[error("at most {max} items allowed, got {len}")]
-    TooMany { max: u64, len: u64 },
+    TooMany {
+        /// The bound.
+        max: u64,
+        /// The items given.
+        len: u64,
+    },
+    /// Fewer items than `minItems`.
     #[error("at least {min} items required, got {len}")]
-    TooFew { min: u64, len: u64 },
+    TooFew {
+        /// The bound.
+        min: u64,
+        /// The items given.
+        len: u64,
+    },
 }
 
 fn mismatch(at: &str, problem: Problem) -> Mismatch {
@@ -63,6 +145,7 @@ fn mismatch(at: &str, problem: Problem) -> Mismatch {
     }
 }
 
+/// The keywords this checker enforces (and `description`, which it shows).
 const KNOWN_KEYWORDS: &[&str] = &[
     "type",
     "description",
@@ -200,8 +283,12 @@ fn validate_object(
             }
         }
     }
-    // Strict by default: only an explicit `additionalProperties: true` allows unknown fields.
-    let open = node.get("additionalProperties") == Some(&Value::Bool(true));
+    // Strict by default: only `additionalProperties: true` allows unknown fields. A schema
+    // there (foreign schemas use it) allows them too; what it says of them is not checked.
+    let open = matches!(
+        node.get("additionalProperties"),
+        Some(Value::Bool(true) | Value::Object(_))
+    );
     for (key, val) in map {
         match props.get(key) {
             Some(sub) => validate_at(sub, val, &format!("{at}.{key}"))?,

@@ -33,6 +33,7 @@ impl std::error::Error for SeamError {
 }
 
 impl SeamError {
+    /// `context` (what was being done) with the seam's own error as the cause.
     pub fn new(
         context: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
@@ -66,6 +67,7 @@ pub type PromptError = SeamError;
 /// the prompt depends on is bound when the provider is built (chapter 10).
 #[async_trait]
 pub trait SystemPromptProvider: Send + Sync {
+    /// The system prompt for the next request; empty is an error (there is no fallback).
     async fn system_prompt(&self) -> Result<String, PromptError>;
 }
 
@@ -83,14 +85,20 @@ impl SystemPromptProvider for FixedPrompt {
 /// The verdict of a permission check for one prepared call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateDecision {
+    /// The call runs.
     Allow,
-    Deny { reason: String },
+    /// The call does not run; the model is told `reason` as `permission_denied`.
+    Deny {
+        /// Why, in words the model reads.
+        reason: String,
+    },
 }
 
 /// Consulted before a tool runs (chapter 3 plugs its pipeline in here). `hints` are the
 /// permission recommendations PreToolUse hooks made for this call (chapter 4).
 #[async_trait]
 pub trait PermissionGate: Send + Sync {
+    /// Decides one prepared call.
     async fn check(&self, call: &PreparedCall, hints: &[Verdict]) -> GateDecision;
 }
 
@@ -118,7 +126,9 @@ pub type ProcessError = SeamError;
 /// message in place, which is what keeps the history canonical.
 #[async_trait]
 pub trait HistoryProcessor: Send + Sync {
+    /// The processor's name, for errors and events.
     fn name(&self) -> &'static str;
+    /// The messages to send for this request.
     async fn process(&self, messages: Vec<Arc<Message>>)
     -> Result<Vec<Arc<Message>>, ProcessError>;
 }
@@ -129,7 +139,9 @@ pub enum PreToolVerdict {
     /// Run the call (possibly with rewritten input; the runner validates it again), with the
     /// permission recommendations the hooks made.
     Continue {
+        /// The call to run.
         call: PreparedCall,
+        /// Permission recommendations for the gate.
         hints: Vec<Verdict>,
     },
     /// Do not run it; the reason goes back to the model.
@@ -140,6 +152,7 @@ pub enum PreToolVerdict {
 /// them ended the run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PostToolVerdict {
+    /// The result the model reads.
     pub output: Result<String, ToolFailure>,
     /// Keep `output`, then end the run after the current batch.
     pub stop: Option<HookStop>,
@@ -174,7 +187,9 @@ impl std::fmt::Display for HookStop {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason} (hook `{hook}`)")]
 pub struct PromptBlocked {
+    /// The hook that refused.
     pub hook: String,
+    /// Why, in the hook's words.
     pub reason: String,
 }
 
@@ -186,12 +201,14 @@ pub trait TurnHooks: Send + Sync {
     async fn user_prompt_submit(&self, _prompt: &str) -> Result<Vec<Message>, PromptBlocked> {
         Ok(Vec::new())
     }
+    /// May rewrite, recommend a permission for, or block a prepared call.
     async fn pre_tool_use(&self, call: PreparedCall) -> PreToolVerdict {
         PreToolVerdict::Continue {
             call,
             hints: Vec::new(),
         }
     }
+    /// May rewrite a call's result or end the run after the batch.
     async fn post_tool_use(
         &self,
         _call: &PreparedCall,
@@ -228,5 +245,6 @@ pub trait Inbox: Send + Sync {
 /// one entry per call.
 #[async_trait]
 pub trait ResultShaper: Send + Sync {
+    /// Shapes the batch in place.
     async fn shape(&self, batch: &mut [(ToolCall, String)]);
 }

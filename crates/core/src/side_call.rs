@@ -14,6 +14,7 @@ use crate::model::{ModelClient, ModelError, ModelRequest};
 /// Why a side call gave no usable answer.
 #[derive(Debug, thiserror::Error)]
 pub enum SideCallError {
+    /// The model call failed.
     #[error(transparent)]
     Model(#[from] ModelError),
     /// The reply is not JSON of the expected type. The parser's message is part of this
@@ -25,7 +26,9 @@ pub enum SideCallError {
 /// The JSON value a reply holds: an array or an object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonShape {
+    /// `[...]`.
     Array,
+    /// `{...}`.
     Object,
 }
 

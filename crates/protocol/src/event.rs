@@ -20,14 +20,20 @@ pub enum AgentEvent {
     /// Request `index` of the turn (0-based) is about to be sent. A retry after "prompt too
     /// long" is sent again with the same index.
     RequestSent {
+        /// The request's place in the turn, from 0.
         index: usize,
         /// Shared with the model call: emitting a request copies no message.
         request: Arc<ModelRequest>,
     },
+    /// The model answered.
     ReplyReceived(ModelReply),
+    /// A tool call is about to run (before hooks and permissions).
     ToolStarted(ToolCall),
+    /// A tool call was answered: the text the model reads, or the failure it is told.
     ToolFinished {
+        /// The call, as the model sent it.
         call: ToolCall,
+        /// Its result.
         result: Result<String, ToolFailure>,
     },
     /// The plan was written (chapter 5); the whole plan, in order.
@@ -35,41 +41,56 @@ pub enum AgentEvent {
     /// A hook failed and the run went on without it (chapter 4). `event` is the hook event's
     /// name (`PostToolUse`, …).
     HookFailed {
+        /// The hook, as configured.
         hook: String,
+        /// The hook event it ran for.
         event: String,
+        /// What went wrong.
         message: String,
     },
     /// A large tool result went to a file; the history keeps a preview (chapter 8).
     ResultPersisted {
+        /// The call whose result it is.
         call_id: String,
+        /// The file, relative to the workspace.
         path: String,
+        /// The result's size.
         bytes: usize,
     },
     /// One request was shaped smaller than the history (chapter 8), in the kind's unit.
     Compacted {
+        /// How it was made smaller.
         kind: CompactionKind,
+        /// The size before, in [`CompactionKind::unit`].
         before: usize,
+        /// The size after, in the same unit.
         after: usize,
     },
     /// A reminder went into the next request only, `reminder` naming which (`plan`).
     ReminderInjected {
+        /// Which reminder.
         reminder: String,
     },
     /// The dynamic system prompt for one request (chapter 10).
     PromptAssembled {
+        /// The prompt's size.
         bytes: usize,
+        /// Whether it was rendered or reused.
         cache: CacheUse,
     },
     /// The memories chosen for this turn, by name (empty when none) (chapter 9).
     MemorySelected {
+        /// The records' names.
         names: Vec<String>,
     },
     /// The memories saved after this turn, by name (empty when none).
     MemoryExtracted {
+        /// The records' names.
         names: Vec<String>,
     },
     /// A memory step failed; the answer is not affected.
     MemoryFailed {
+        /// What went wrong.
         message: String,
     },
     /// Chapter 11 recovered (or is recovering) from a failed or cut-off model call.
@@ -77,20 +98,28 @@ pub enum AgentEvent {
     /// A background job ended (chapter 13). `status` is how, as the completion notice says
     /// it (`exit 0`, `killed (time limit)`).
     JobFinished {
+        /// The job's id in this session.
         id: u64,
+        /// The command it ran.
         command: String,
+        /// How it ended.
         status: String,
     },
     /// A schedule came due and is about to run as a turn (chapter 14). `marker` is the line
     /// that starts the turn's text.
     ScheduleDue {
+        /// The schedule's id (`1` durable, `s1` session-only).
         id: String,
+        /// The marker line.
         marker: String,
     },
     /// A task of the persistent graph was created or changed (chapter 12).
     TaskChanged {
+        /// The task's id.
         id: u64,
+        /// Its one-line subject.
         subject: String,
+        /// Its status after the change.
         status: String,
     },
     /// The permission pipeline decided a call (chapter 3); the audit log is written from
@@ -99,13 +128,18 @@ pub enum AgentEvent {
     /// A subagent started for the `task` call `call_id` (chapter 6); its events carry the id
     /// `agent` until the matching [`AgentEvent::SubagentFinished`].
     SubagentStarted {
+        /// The `task` call that started it.
         call_id: String,
+        /// The subagent's id.
         agent: AgentId,
+        /// The task it was given.
         description: String,
     },
     /// The subagent of `call_id` ended (its final text is the call's result).
     SubagentFinished {
+        /// The `task` call that started it.
         call_id: String,
+        /// The subagent's id.
         agent: AgentId,
     },
 }
@@ -132,20 +166,41 @@ pub struct EventEnvelope {
 pub enum RecoveryAction {
     /// A transient failure; the same request goes again after `wait`.
     Retrying {
+        /// How long before the next attempt.
         wait: std::time::Duration,
+        /// Why the last attempt failed.
         cause: RetryCause,
         /// The attempt about to be made (the first one is 1).
         attempt: u32,
+        /// The attempt limit.
         max_attempts: u32,
     },
     /// Overloaded answers in a row: from the next request on, the fallback model is asked.
-    FallbackModel { model: String, after: u32 },
+    FallbackModel {
+        /// The fallback model's name.
+        model: String,
+        /// How many overloaded answers in a row led to it.
+        after: u32,
+    },
     /// The reply hit the completion limit: asked again once with a larger one.
-    LargerLimit { max_tokens: u32 },
+    LargerLimit {
+        /// The larger completion limit.
+        max_tokens: u32,
+    },
     /// The reply is still cut off: the model is asked to go on (`part` of `max_parts`).
-    Continuing { part: u32, max_parts: u32 },
+    Continuing {
+        /// The part about to be asked for (the first continuation is part 2).
+        part: u32,
+        /// The most parts a reply may have.
+        max_parts: u32,
+    },
     /// A tool call whose arguments were cut off was dropped, never run.
-    DroppedToolCall { id: String, name: String },
+    DroppedToolCall {
+        /// The call's id.
+        id: String,
+        /// The tool it named.
+        name: String,
+    },
     /// The server said the prompt is too long: the loop compacts the history once and retries.
     PromptTooLong,
 }
@@ -207,14 +262,20 @@ impl std::fmt::Display for RecoveryAction {
 /// One step of the plan, as the model wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanStep {
+    /// What the step is.
     pub content: String,
+    /// How far it is.
     pub status: StepStatus,
 }
 
+/// Where one plan step stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepStatus {
+    /// Not started.
     Pending,
+    /// Being worked on (at most one step at a time).
     InProgress,
+    /// Done.
     Completed,
 }
 
@@ -230,6 +291,7 @@ pub enum CompactionKind {
 }
 
 impl CompactionKind {
+    /// The kind's name, as the CLI shows it.
     pub fn name(self) -> &'static str {
         match self {
             Self::Snip => "snip",
@@ -250,6 +312,8 @@ impl CompactionKind {
 /// Whether a system prompt was rendered anew or served from the renderer's cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheUse {
+    /// The cached prompt was reused.
     Hit,
+    /// The prompt was rendered anew.
     Miss,
 }

@@ -4,7 +4,8 @@
 //! - [`model`]: what one model call sends and gets back ([`ModelRequest`], [`ModelReply`],
 //!   [`ModelError`]).
 //! - [`tool`]: what the model is offered and how a call fails ([`ToolSpec`], [`ToolEffect`],
-//!   [`ToolFailure`], [`FailureCode`], [`PreparedCall`]).
+//!   [`ToolFailure`], [`FailureCode`], [`PreparedCall`]); [`output`]: what a call returns
+//!   ([`ToolOutput`]).
 //! - [`verdict`]: the words permission decisions are made of.
 //! - [`event`]: what a run tells whoever watches it ([`AgentEvent`], [`EventEnvelope`]).
 //! - [`fragment`]: every text the harness injects into what the model reads ([`Fragment`]).
@@ -20,12 +21,15 @@
 //! assert_eq!(failure.to_string(), "Error [path_escape]: `../x` leads outside the workspace");
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod event;
 pub mod fragment;
 pub mod ids;
 pub mod inbox;
 pub mod message;
 pub mod model;
+pub mod output;
 pub mod tool;
 pub mod verdict;
 
@@ -37,7 +41,8 @@ pub use fragment::{Filling, Fragment, FragmentKind, FragmentRole, Marker, Templa
 pub use ids::{AgentId, AgentIdError, TurnId};
 pub use inbox::{InboxItem, InboxKind, RequestId, Sender};
 pub use message::{Message, ToolCall};
-pub use model::{ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
+pub use model::{ClientError, ModelError, ModelReply, ModelRequest, RetryAfter, RetryLimit, Usage};
+pub use output::{OutputPart, ToolOutput};
 pub use tool::{
     CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolSpec, parse_arguments,
     string_argument,

@@ -12,8 +12,11 @@ use serde::{Deserialize, Serialize};
 /// `invalid_json` tool result) rather than fail while the reply is parsed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The id its result must answer (unique in a conversation; the loop renames repeats).
     pub id: String,
+    /// The tool's name.
     pub name: String,
+    /// The arguments as the model wrote them: JSON text, perhaps malformed.
     pub arguments: String,
 }
 
@@ -21,37 +24,50 @@ pub struct ToolCall {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
+    /// Instructions from the harness (the system prompt, a feature's block).
     System {
+        /// The text.
         content: String,
     },
+    /// What the person typed, or text the harness sends in the user's role.
     User {
+        /// The text.
         content: String,
     },
+    /// A reply of the model: text, tool calls, or both.
     Assistant {
+        /// The reply's text, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content: Option<String>,
+        /// The calls it asked for, in order.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
+    /// The result of one tool call.
     Tool {
+        /// The call it answers.
         tool_call_id: String,
+        /// The text the model reads (`Error [<code>]: …` for a failure).
         content: String,
     },
 }
 
 impl Message {
+    /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
         Self::System {
             content: content.into(),
         }
     }
 
+    /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::User {
             content: content.into(),
         }
     }
 
+    /// An assistant message with text and no tool call.
     pub fn assistant_text(content: impl Into<String>) -> Self {
         Self::Assistant {
             content: Some(content.into()),
@@ -59,6 +75,7 @@ impl Message {
         }
     }
 
+    /// The result of the call `tool_call_id`.
     pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
         Self::Tool {
             tool_call_id: tool_call_id.into(),

@@ -6,28 +6,42 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What running a tool can do to the world; the permission pipeline (chapter 3) keys on it.
+/// Not part of a request: the model never sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolEffect {
+    /// Reads the workspace or the harness's state and changes nothing.
     Read,
+    /// Changes files in the workspace, or state that decides what runs later without the
+    /// person (a durable schedule).
     Write,
+    /// Runs a command.
     Execute,
+    /// Reaches beyond this process and its workspace (a subagent's own model calls).
     External,
+    /// Changes only the harness's own bookkeeping for this agent — a plan, a task list, a job
+    /// it started itself — and no file the person owns, and runs no command. The permission
+    /// pipeline's rules do not ask before it (as for `Read`); a rule can single it out.
+    State,
 }
 
 /// The part of a tool the model sees. Registered apart from the handler (codex-rs style), so
 /// the request bytes depend only on specs and several names can share one handler.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The name the model calls it by (`^[A-Za-z0-9_]+$`, unique in a registry).
     pub name: String,
+    /// What the model reads about when to use it.
     pub description: String,
     /// A JSON schema for the arguments (the subset `agent-core` checks); strict: unknown
     /// fields are rejected unless the schema says `additionalProperties: true`.
     pub parameters: Value,
+    /// What a call can do, for the permission pipeline; never sent to the model.
     pub effect: ToolEffect,
 }
 
 impl ToolSpec {
+    /// A spec from its parts.
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -159,11 +173,14 @@ impl fmt::Display for FailureCode {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Error [{code}]: {message}")]
 pub struct ToolFailure {
+    /// Which kind of failure.
     pub code: FailureCode,
+    /// What the model should know to do better.
     pub message: String,
 }
 
 impl ToolFailure {
+    /// A failure with its code and message.
     pub fn new(code: FailureCode, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -171,6 +188,7 @@ impl ToolFailure {
         }
     }
 
+    /// The handler ran and failed (`tool_execution_error`).
     pub fn execution(message: impl fmt::Display) -> Self {
         Self::new(FailureCode::ToolExecutionError, message.to_string())
     }
@@ -219,9 +237,13 @@ impl CallSummary {
 /// the schema. Only prepared calls reach permissions, hooks and handlers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedCall {
+    /// The id of the model's call.
     pub call_id: String,
+    /// The tool's name.
     pub name: String,
+    /// The arguments, parsed and checked against the schema.
     pub arguments: Value,
+    /// The tool's effect, from its spec.
     pub effect: ToolEffect,
     /// What the handler said about these arguments (the handler's `describe`), computed when
     /// the call is prepared and again when a hook rewrites the input.
@@ -245,6 +267,35 @@ pub fn parse_arguments<T: serde::de::DeserializeOwned>(
 ) -> Result<T, ToolFailure> {
     serde_json::from_value(call.arguments.clone())
         .map_err(|err| ToolFailure::new(FailureCode::InvalidArguments, err.to_string()))
+}
+
+#[cfg(test)]
+mod effect_tests {
+    use super::ToolEffect;
+
+    #[test]
+    fn effects_are_named_in_snake_case() {
+        let names: Vec<String> = [
+            ToolEffect::Read,
+            ToolEffect::Write,
+            ToolEffect::Execute,
+            ToolEffect::External,
+            ToolEffect::State,
+        ]
+        .iter()
+        .map(|effect| serde_json::to_string(effect).unwrap_or_default())
+        .collect();
+        assert_eq!(
+            names,
+            [
+                r#""read""#,
+                r#""write""#,
+                r#""execute""#,
+                r#""external""#,
+                r#""state""#
+            ]
+        );
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Behavior {
+    /// Let the call run.
     Allow,
+    /// Refuse it; the model is told why.
     Deny,
+    /// Ask the person (no one to ask means deny).
     Ask,
     /// No opinion: the call is left to the others.
     Passthrough,
@@ -18,12 +21,16 @@ pub enum Behavior {
 /// One participant's answer, with where it came from and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
+    /// What it says.
     pub behavior: Behavior,
+    /// Who says it (a rule's or a hook's name).
     pub source: String,
+    /// Why, in words the person and the model read.
     pub reason: String,
 }
 
 impl Verdict {
+    /// A verdict of `source` with its reason.
     pub fn new(behavior: Behavior, source: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
             behavior,
@@ -32,6 +39,7 @@ impl Verdict {
         }
     }
 
+    /// `source` has no opinion on the call.
     pub fn passthrough(source: impl Into<String>) -> Self {
         Self::new(Behavior::Passthrough, source, "")
     }

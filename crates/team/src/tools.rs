@@ -1,10 +1,10 @@
 //! The team tools (chapters 15–16). No schema has a sender field: every handler is built for
 //! one caller ([`TeamTools::for_caller`]) and sends as that caller.
 //!
-//! Their effect is `read`, like the task tools': they change only the harness's own state
-//! (mailboxes, requests), never a file of the user's, and the plan gate lets `send_message`
-//! and `submit_plan` through by name anyway. `spawn_teammate` is `external`: it starts model
-//! calls the person pays for.
+//! Effects: `state` for the tools that change only the harness's own bookkeeping (mailboxes,
+//! requests) and no file of the person's — the plan gate lets `send_message` and
+//! `submit_plan` through by name; `read` for `list_teammates`; `external` for
+//! `spawn_teammate`, which starts model calls the person pays for.
 
 mod handlers;
 
@@ -56,7 +56,7 @@ pub fn send_message_spec() -> ToolSpec {
     ToolSpec::new(
         SEND_MESSAGE,
         "Send a message to another agent of the session by name (`lead` or a teammate). It is stored and delivered even if the recipient is busy.",
-        ToolEffect::Read,
+        ToolEffect::State,
         json!({
             "type": "object",
             "properties": {
@@ -83,7 +83,7 @@ pub fn request_shutdown_spec() -> ToolSpec {
     ToolSpec::new(
         REQUEST_SHUTDOWN,
         "Ask a teammate to finish and stop (without `teammate`: every running or idle teammate). Its runtime answers; you are told when it has stopped.",
-        ToolEffect::Read,
+        ToolEffect::State,
         json!({
             "type": "object",
             "properties": {
@@ -98,7 +98,7 @@ pub fn review_plan_spec() -> ToolSpec {
     ToolSpec::new(
         REVIEW_PLAN,
         "Approve or reject a plan a teammate submitted, by its request id. Your feedback reaches the teammate either way; a rejected teammate must submit a new plan.",
-        ToolEffect::Read,
+        ToolEffect::State,
         json!({
             "type": "object",
             "properties": {
@@ -116,7 +116,7 @@ pub fn submit_plan_spec() -> ToolSpec {
     ToolSpec::new(
         SUBMIT_PLAN,
         "Submit your plan to the lead for approval. Until it is approved you can only use read-only tools, send_message and submit_plan; a new plan replaces the one under review.",
-        ToolEffect::Read,
+        ToolEffect::State,
         json!({
             "type": "object",
             "properties": {

@@ -1,6 +1,7 @@
 //! Two OS processes, each with several sender and claimer threads, on one mailbox: every
 //! message is claimed exactly once and none is lost. The test re-runs its own binary as the
 //! two workers (the ignored test `worker`, told what to do by environment variables).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -3,6 +3,10 @@
 use std::fmt;
 use std::io;
 
+mod cap_std_escape;
+
+use cap_std_escape::is_cap_std_escape;
+
 /// What the harness was doing when an I/O error happened: the verb of the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -84,9 +88,6 @@ impl fmt::Display for FileKind {
     }
 }
 
-/// The message of cap-std's `escape_attempt` error.
-const CAP_STD_ESCAPE: &str = "a path led outside of the filesystem";
-
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
     /// The path leads outside the workspace (`..`, an absolute path elsewhere, or a symlink
@@ -118,10 +119,7 @@ impl PathError {
     }
 
     pub(crate) fn io(op: Op, path: impl fmt::Display, source: io::Error) -> Self {
-        // cap-std's refusal to leave the directory handle (a symlink swapped in after the
-        // check) is an escape too; it has no error kind of its own, only this message.
-        if source.kind() == io::ErrorKind::PermissionDenied && source.to_string() == CAP_STD_ESCAPE
-        {
+        if is_cap_std_escape(&source) {
             return Self::Escape {
                 path: path.to_string(),
             };

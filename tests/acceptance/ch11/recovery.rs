@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use agent_core::{
-    AgentEvent, CollectingSink, Message, ModelError, ModelReply, Recording, RecoveryAction,
-    ScriptStep, ScriptedModel,
-};
+use agent_core::{AgentEvent, CollectingSink, Message, ModelError, ModelReply, RecoveryAction};
+use agent_test_support::{Recording, ScriptStep, ScriptedModel};
 use agent_tools::Workspace;
 use agent_tutorial::{AgentDeps, Profile, build_agent};
 use serde_json::json;

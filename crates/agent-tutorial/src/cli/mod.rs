@@ -7,6 +7,7 @@
 mod chapters;
 mod cron;
 pub mod deps;
+pub mod hint;
 mod interrupt;
 pub mod line_editor;
 mod memory;
@@ -250,7 +251,11 @@ fn finish(result: CliResult) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {:#}", err.error);
+            let error: &(dyn std::error::Error + 'static) = err.error.as_ref();
+            eprintln!(
+                "error: {}",
+                hint::with_hint(format_args!("{:#}", err.error), error)
+            );
             ExitCode::from(err.code)
         }
     }

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use agent_core::{ModelClient, RunError, ScriptedModel, TurnOutcome};
+use agent_core::{ModelClient, RunError, TurnOutcome};
+use agent_test_support::ScriptedModel;
 
 use crate::{Capability, Profile};
 use agent_openai::{ConfigOverrides, FallbackNeed, ModelEnv, OpenAiModel};
@@ -297,7 +298,7 @@ fn interactive(
             prompt => match run_turn(rt, agent, prompt, interrupts) {
                 Ok(outcome) => println!("{}", outcome.final_text),
                 Err(RunError::Cancelled) => eprintln!("[cancel] turn cancelled"),
-                Err(err) => eprintln!("error: {err}"),
+                Err(err) => eprintln!("error: {}", super::hint::with_hint(&err, &err)),
             },
         }
     }

@@ -67,7 +67,7 @@ pub fn run_due_to(
                 return Batch::Cancelled;
             }
             Err(error) => {
-                let _ = writeln!(err, "error: {error}");
+                let _ = writeln!(err, "error: {}", super::hint::with_hint(&error, &error));
             }
         }
         let _ = out.flush();
@@ -79,8 +79,8 @@ pub fn run_due_to(
 mod tests {
     use std::sync::Arc;
 
-    use agent_core::ScriptedModel;
     use agent_cron::{Durability, ManualClock, NewSchedule, Timestamp};
+    use agent_test_support::ScriptedModel;
     use agent_tools::Workspace;
 
     use super::*;

@@ -3,9 +3,8 @@
 use std::sync::Arc;
 
 use agent_compaction::{CompactionConfig, Compactor, TRANSCRIPT_DIR};
-use agent_core::{
-    HistoryProcessor, Message, ModelReply, ScriptedModel, ToolCall, validate_pairing,
-};
+use agent_core::{HistoryProcessor, Message, ModelReply, ToolCall, validate_pairing};
+use agent_test_support::ScriptedModel;
 use agent_workspace::Workspace;
 
 fn config(every: usize) -> CompactionConfig {
@@ -57,7 +56,7 @@ fn summary_message(n: usize) -> Message {
 fn replies(n: usize) -> Arc<ScriptedModel> {
     Arc::new(
         ScriptedModel::replies((1..=n).map(|i| ModelReply::text(summary_json(i))))
-            .recording(agent_core::scripted::Recording::Requests),
+            .recording(agent_test_support::Recording::Requests),
     )
 }
 

@@ -1,7 +1,8 @@
 use std::sync::Arc;
 
 use agent_compaction::{CompactionConfig, Compactor};
-use agent_core::{HistoryProcessor, Message, ModelReply, Recording, ScriptedModel, ToolCall};
+use agent_core::{HistoryProcessor, Message, ModelReply, ToolCall};
+use agent_test_support::{Recording, ScriptedModel};
 use agent_workspace::Workspace;
 
 /// Summarizes everything between the first group and the newest one, whatever its size.

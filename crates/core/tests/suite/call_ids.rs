@@ -4,9 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use agent_core::{
-    AgentRunner, Message, ModelReply, PreparedCall, Recording, ScriptedModel, ToolFailure,
-    ToolHandler, ToolRegistry, validate_pairing,
+    AgentRunner, Message, ModelReply, PreparedCall, ToolFailure, ToolHandler, ToolRegistry,
+    validate_pairing,
 };
+use agent_test_support::{Recording, ScriptedModel};
 use async_trait::async_trait;
 
 use super::{call, echo_spec, prompt};

@@ -9,9 +9,9 @@ use std::time::Duration;
 use agent_core::cancel::CANCELLED_MESSAGE;
 use agent_core::{
     AgentRunner, Cancellation, Message, ModelClient, ModelError, ModelReply, ModelRequest,
-    PreparedCall, Recording, RunError, ScriptedModel, ToolFailure, ToolHandler, ToolRegistry,
-    validate_pairing,
+    PreparedCall, RunError, ToolFailure, ToolHandler, ToolRegistry, validate_pairing,
 };
+use agent_test_support::{Recording, ScriptedModel};
 use async_trait::async_trait;
 
 use super::{Echo, call, echo_registry, echo_spec, prompt};

@@ -1,9 +1,9 @@
 mod call_ids;
 mod cancel;
+mod output;
 mod prompt_error;
 mod registry;
 mod runner;
-mod scripted;
 mod side_call;
 
 use std::sync::Arc;

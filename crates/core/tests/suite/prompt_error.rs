@@ -1,9 +1,8 @@
 use std::error::Error as _;
 use std::sync::Arc;
 
-use agent_core::{
-    AgentRunner, PromptError, Recording, RunError, ScriptedModel, SystemPromptProvider,
-};
+use agent_core::{AgentRunner, PromptError, RunError, SystemPromptProvider};
+use agent_test_support::{Recording, ScriptedModel};
 
 struct Failing;
 

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use agent_core::schema::SchemaError;
+use agent_core::schema::{SchemaError, SchemaMode};
 use agent_core::{
     CallSummary, PreparedCall, RegistryError, ToolFailure, ToolHandler, ToolRegistry,
 };
@@ -168,4 +168,57 @@ fn a_prepared_call_carries_its_handlers_description_and_a_rewrite_is_described_a
         registry.revalidate(&rewritten).unwrap().summary,
         CallSummary::path("b.txt")
     );
+}
+
+/// A foreign schema (an MCP server's) with keywords the checker does not enforce.
+fn foreign_spec(name: &str) -> agent_core::ToolSpec {
+    let mut spec = echo_spec(name);
+    spec.parameters = json!({
+        "type": "object",
+        "properties": {"text": {"type": "string", "maxLength": 10, "title": "Text"}},
+        "required": ["text"],
+        "$schema": "http://json-schema.org/draft-07/schema#"
+    });
+    spec
+}
+
+#[test]
+fn a_foreign_schema_is_sent_sanitized_or_as_it_came_per_mode() {
+    let registry = ToolRegistry::builder()
+        .foreign_tool(foreign_spec("cut"), Arc::new(Echo), SchemaMode::Sanitize)
+        .foreign_tool(
+            foreign_spec("kept"),
+            Arc::new(Echo),
+            SchemaMode::PassThrough,
+        )
+        .build()
+        .unwrap();
+    let parameters: Vec<serde_json::Value> =
+        registry.specs().into_iter().map(|s| s.parameters).collect();
+    assert_eq!(
+        parameters,
+        [
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+            foreign_spec("kept").parameters,
+        ]
+    );
+    // Live registration takes a mode too; strict still refuses what a generator adds.
+    assert_eq!(
+        registry.register(foreign_spec("strict"), Arc::new(Echo)),
+        Err(RegistryError::InvalidSchema {
+            name: "strict".into(),
+            reason: SchemaError::Unsupported {
+                at: "$".into(),
+                keyword: "$schema".into()
+            }
+        })
+    );
+    registry
+        .register_in(
+            foreign_spec("late"),
+            Arc::new(Echo),
+            SchemaMode::PassThrough,
+        )
+        .unwrap();
+    assert_eq!(registry.names(), ["cut", "kept", "late"]);
 }

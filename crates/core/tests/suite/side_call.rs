@@ -1,7 +1,8 @@
 use agent_core::side_call::{
     JsonShape, SideCallError, TranscriptStyle, ask_json, json_part, request, transcript,
 };
-use agent_core::{Message, ModelReply, Recording, ScriptedModel, ToolCall};
+use agent_core::{Message, ModelReply, ToolCall};
+use agent_test_support::{Recording, ScriptedModel};
 
 #[test]
 fn the_json_part_is_between_the_first_opening_and_the_last_closing_bracket() {

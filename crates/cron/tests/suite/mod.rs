@@ -6,7 +6,7 @@ mod when;
 
 use std::sync::Arc;
 
-use agent_core::{ToolCall, ToolRegistry};
+use agent_core::ToolRegistry;
 use agent_cron::{Durability, ManualClock, NewSchedule, Scheduler, Timestamp, add_cron_tools};
 use agent_workspace::Workspace;
 use tempfile::TempDir;
@@ -67,15 +67,6 @@ impl Fixture {
         let registry: ToolRegistry = add_cron_tools(ToolRegistry::builder(), &self.scheduler)
             .build()
             .unwrap();
-        let call = ToolCall {
-            id: "t1".into(),
-            name: name.into(),
-            arguments: arguments.to_string(),
-        };
-        let result = match registry.prepare(&call) {
-            Ok(prepared) => registry.execute(&prepared).await,
-            Err(failure) => Err(failure),
-        };
-        result.unwrap_or_else(|failure| failure.to_string())
+        agent_test_support::call_tool(&registry, name, arguments).await
     }
 }

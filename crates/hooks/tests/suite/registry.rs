@@ -3,13 +3,14 @@ use std::sync::Arc;
 use agent_core::seams::{HookStop, PreToolVerdict, PromptBlocked};
 use agent_core::{
     AgentEvent, AgentRunner, CallSummary, CollectingSink, Events, FailureCode, FixedPrompt,
-    ModelReply, PreparedCall, ScriptedModel, ToolCall, ToolEffect, ToolFailure, ToolHandler,
-    ToolRegistry, ToolSpec, TurnHooks, TurnOutcome,
+    ModelReply, PreparedCall, ToolCall, ToolEffect, ToolFailure, ToolHandler, ToolRegistry,
+    ToolSpec, TurnHooks, TurnOutcome,
 };
 use agent_hooks::{
     FnHook, Hook, HookError, HookEvent, HookEventKind, HookOutput, HookRegistry, PostToolUseOutput,
     UserPromptSubmitOutput,
 };
+use agent_test_support::ScriptedModel;
 use async_trait::async_trait;
 use serde_json::json;
 

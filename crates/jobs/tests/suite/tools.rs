@@ -12,16 +12,7 @@ async fn call(jobs: &Arc<JobManager>, name: &str, arguments: serde_json::Value) 
     let registry = add_job_tools(ToolRegistry::builder(), jobs)
         .build()
         .unwrap();
-    let call = ToolCall {
-        id: "t1".into(),
-        name: name.into(),
-        arguments: arguments.to_string(),
-    };
-    let result = match registry.prepare(&call) {
-        Ok(prepared) => registry.execute(&prepared).await,
-        Err(failure) => Err(failure),
-    };
-    result.unwrap_or_else(|failure| failure.to_string())
+    agent_test_support::call_tool(&registry, name, arguments).await
 }
 
 #[tokio::test]

@@ -1,8 +1,9 @@
 use std::sync::Arc;
 
-use agent_core::scripted::ScriptStep;
-use agent_core::{Message, ModelError, ModelReply, Recording, ScriptedModel};
+use agent_core::{Message, ModelError, ModelReply};
 use agent_memory::{MemoryDelivery, MemoryRecord, MemorySession, MemoryStore, MemoryType};
+use agent_test_support::ScriptStep;
+use agent_test_support::{Recording, ScriptedModel};
 use agent_workspace::Workspace;
 
 fn setup(

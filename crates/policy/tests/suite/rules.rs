@@ -23,6 +23,41 @@ fn call(effect: ToolEffect, arguments: Value, summary: CallSummary) -> PreparedC
     }
 }
 
+/// Chapter 3's effect rules as the composition root adds them, with no one to ask: a change
+/// to the harness's own state (`ToolEffect::State`) is neither a write nor a command, so it
+/// runs; a write is asked about and, unanswered, denied.
+#[tokio::test]
+async fn a_state_change_is_not_asked_about_where_writes_are() {
+    let pipeline = PermissionPipeline::new(Arc::new(MemoryAudit::default()))
+        .rule(Arc::new(EffectRule::new(
+            "execute_asks",
+            ToolEffect::Execute,
+            Behavior::Ask,
+            "running a command needs approval",
+        )))
+        .rule(Arc::new(EffectRule::new(
+            "writes_ask",
+            ToolEffect::Write,
+            Behavior::Ask,
+            "changing a file needs approval",
+        )));
+    let mut decisions = Vec::new();
+    for effect in [ToolEffect::State, ToolEffect::Write] {
+        let call = call(effect, json!({}), CallSummary::text("x"));
+        decisions.push(pipeline.check(&call, &[]).await);
+    }
+    assert_eq!(
+        decisions,
+        [
+            GateDecision::Allow,
+            GateDecision::Deny {
+                reason: "changing a file needs approval; no approval provider, so denied (by writes_ask)"
+                    .into()
+            },
+        ]
+    );
+}
+
 #[test]
 fn the_boundary_checks_the_paths_the_tool_lists() {
     let dir = tempfile::tempdir().unwrap();

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{ModelClient, ModelError, ModelReply, RetryLimit, ScriptStep, ScriptedModel};
+use agent_core::{ModelClient, ModelError, ModelReply, RetryLimit};
 use agent_recovery::{Jitter, RecoveringModel, RetryPolicy};
+use agent_test_support::{ScriptStep, ScriptedModel};
 
 use super::{Rig, bodies, hi, no_jitter, openai, server, status, t0, text};
 
@@ -100,8 +101,8 @@ async fn a_retry_after_past_the_deadline_ends_the_run_at_once() {
     assert_eq!(rig.clock.sleeps(), Vec::<Duration>::new());
     assert_eq!(
         err.to_string(),
-        "gave up after 1 attempt in 0.0 s, at the 60 s deadline (--retry-deadline); the last one \
-         failed: rate limited by the model server (HTTP 429): status 429"
+        "gave up after 1 attempt in 0.0 s, at the 60 s deadline; the last one failed: \
+         rate limited by the model server (HTTP 429): status 429"
     );
 }
 

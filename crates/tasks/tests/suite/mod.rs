@@ -7,7 +7,7 @@ mod race;
 
 use std::sync::Arc;
 
-use agent_core::{ToolCall, ToolRegistry};
+use agent_core::ToolRegistry;
 use agent_tasks::TaskStore;
 use agent_workspace::Workspace;
 use tempfile::TempDir;
@@ -40,16 +40,7 @@ impl Fixture {
 
     /// Runs one call the way the loop does and returns the text the model would see.
     pub async fn call(&self, name: &str, arguments: serde_json::Value) -> String {
-        let call = ToolCall {
-            id: "t1".into(),
-            name: name.into(),
-            arguments: arguments.to_string(),
-        };
-        let result = match self.registry.prepare(&call) {
-            Ok(prepared) => self.registry.execute(&prepared).await,
-            Err(failure) => Err(failure),
-        };
-        result.unwrap_or_else(|failure| failure.to_string())
+        agent_test_support::call_tool(&self.registry, name, arguments).await
     }
 
     pub fn path(&self, relative: &str) -> std::path::PathBuf {

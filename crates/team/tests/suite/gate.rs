@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_core::{
-    AgentRunner, Behavior, FixedPrompt, Message, ModelReply, PreparedCall, ScriptedModel, ToolCall,
-    ToolEffect, ToolFailure, ToolHandler, ToolRegistry, ToolSpec,
+    AgentRunner, Behavior, FixedPrompt, Message, ModelReply, PreparedCall, ToolCall, ToolEffect,
+    ToolFailure, ToolHandler, ToolRegistry, ToolSpec,
 };
 use agent_policy::{EffectRule, NoAudit, PermissionPipeline};
 use agent_protocol::{AgentId, RequestId};
 use agent_team::{
     Decision, GateState, NewRequest, PlanGate, PlanRequirement, RequestKind, Response,
 };
+use agent_test_support::ScriptedModel;
 use async_trait::async_trait;
 use serde_json::json;
 

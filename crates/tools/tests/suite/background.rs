@@ -2,22 +2,13 @@
 
 use std::sync::Arc;
 
-use agent_core::{ToolCall, ToolRegistry};
+use agent_core::ToolRegistry;
 use agent_jobs::{JobConfig, JobManager, JobStatus};
 use agent_tools::{Background, BashConfig, Workspace, add_bash, add_bash_with, bash};
 use serde_json::json;
 
 async fn call(registry: &ToolRegistry, arguments: serde_json::Value) -> String {
-    let call = ToolCall {
-        id: "t1".into(),
-        name: "bash".into(),
-        arguments: arguments.to_string(),
-    };
-    let result = match registry.prepare(&call) {
-        Ok(prepared) => registry.execute(&prepared).await,
-        Err(failure) => Err(failure),
-    };
-    result.unwrap_or_else(|failure| failure.to_string())
+    agent_test_support::call_tool(registry, "bash", arguments).await
 }
 
 #[test]

@@ -3,7 +3,7 @@ mod background;
 mod describe;
 mod files;
 
-use agent_core::{ToolCall, ToolRegistry};
+use agent_core::ToolRegistry;
 use agent_tools::{BashConfig, Workspace, add_bash, add_file_tools};
 use tempfile::TempDir;
 
@@ -37,16 +37,7 @@ impl Fixture {
 
     /// Runs one call the way the loop does and returns the text the model would see.
     pub async fn call(&self, name: &str, arguments: serde_json::Value) -> String {
-        let call = ToolCall {
-            id: "t1".into(),
-            name: name.into(),
-            arguments: arguments.to_string(),
-        };
-        let result = match self.registry.prepare(&call) {
-            Ok(prepared) => self.registry.execute(&prepared).await,
-            Err(failure) => Err(failure),
-        };
-        result.unwrap_or_else(|failure| failure.to_string())
+        agent_test_support::call_tool(&self.registry, name, arguments).await
     }
 
     pub fn read(&self, path: &str) -> String {

@@ -1,11 +1,24 @@
 use std::sync::Arc;
 
-use agent_core::{
-    Message, ModelClient, ModelError, ModelReply, ModelRequest, Recording, ScriptError,
-    ScriptedModel,
-};
+use agent_core::{Message, ModelClient, ModelError, ModelReply, ModelRequest};
+use agent_test_support::{Recording, ScriptError, ScriptExhausted, ScriptedModel};
 
-use super::call;
+/// A call with its arguments as raw text.
+fn call(id: &str, name: &str, arguments: &str) -> agent_core::ToolCall {
+    agent_core::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+/// The scripted model's own failure inside a [`ModelError`], when that is what it is.
+fn exhausted(error: &ModelError) -> Option<ScriptExhausted> {
+    match error {
+        ModelError::Client(client) => client.downcast_ref::<ScriptExhausted>().copied(),
+        _ => None,
+    }
+}
 
 fn request(text: &str) -> ModelRequest {
     ModelRequest {
@@ -40,9 +53,11 @@ async fn replays_a_json_script_and_reports_what_is_left() {
         model.complete(&request("c")).await.unwrap(),
         ModelReply::text("done")
     );
+    let error = model.complete(&request("d")).await.unwrap_err();
+    assert_eq!(exhausted(&error), Some(ScriptExhausted { request: 4 }));
     assert_eq!(
-        model.complete(&request("d")).await.unwrap_err(),
-        ModelError::ScriptExhausted { request: 4 }
+        error.to_string(),
+        "the scripted model has no reply left for request #4"
     );
     assert_eq!(
         model
@@ -89,8 +104,8 @@ async fn requests_are_kept_only_when_recording_is_asked_for() {
     silent.complete(&request("one")).await.unwrap();
     assert_eq!(silent.requests(), Vec::<ModelRequest>::new());
     assert_eq!(
-        silent.complete(&request("two")).await.unwrap_err(),
-        ModelError::ScriptExhausted { request: 2 }
+        exhausted(&silent.complete(&request("two")).await.unwrap_err()),
+        Some(ScriptExhausted { request: 2 })
     );
 
     let recording = ScriptedModel::replies([ModelReply::text("a")]).recording(Recording::Requests);
@@ -164,4 +179,27 @@ async fn a_scripted_error_can_carry_retry_after_seconds() {
             },
         ]
     );
+}
+
+#[test]
+fn a_script_file_larger_than_the_bound_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.json");
+    let file = std::fs::File::create(&path).unwrap();
+    // Sparse: one byte past the bound without writing 16 MiB.
+    file.set_len(agent_test_support::MAX_SCRIPT_BYTES + 1)
+        .unwrap();
+    let err = ScriptedModel::from_file(&path).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("script {} is larger than 16777216 bytes", path.display())
+    );
+}
+
+#[test]
+fn a_client_error_equals_only_its_own_clones() {
+    let one = ModelError::client(ScriptExhausted { request: 1 });
+    let again = ModelError::client(ScriptExhausted { request: 1 });
+    assert_eq!(one.clone(), one);
+    assert_ne!(one, again);
 }

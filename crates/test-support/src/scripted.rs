@@ -1,5 +1,6 @@
 //! A model that replays scripted replies: the offline engine behind every loop test and the
-//! CLI's `--script FILE`.
+//! CLI's `--script FILE` (a user-facing mode, which is why this is a normal dependency of
+//! `agent-tutorial`).
 //!
 //! Script file format (JSON array, one element per model request):
 //!
@@ -24,37 +25,71 @@
 //! `docs/scripts.md` lists which feature asks when.
 
 use std::collections::VecDeque;
+use std::io::Read as _;
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
+use agent_core::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter, ToolCall};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::message::ToolCall;
-use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest, RetryAfter};
+/// The largest script file read: far above any hand-written script, small enough that a wrong
+/// path (a log, a device) is refused instead of read whole.
+pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
 pub enum ScriptStep {
+    /// The model answers with this reply.
     Reply(ModelReply),
+    /// The request fails with this error, as a server's failure would.
     Fail(ModelError),
 }
 
+/// Why a script could not be loaded, or was not used up.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
+    /// The file could not be read.
     #[error("cannot read script {path}: {source}")]
     Read {
+        /// The file, as given.
         path: String,
+        /// What reading it said.
         source: std::io::Error,
     },
+    /// The file is larger than [`MAX_SCRIPT_BYTES`].
+    #[error("script {path} is larger than {max} bytes")]
+    TooLarge {
+        /// The file, as given.
+        path: String,
+        /// The bound, [`MAX_SCRIPT_BYTES`].
+        max: u64,
+    },
+    /// The text is not a script (see the module's format).
     #[error("script {path} is not valid: {source}")]
     Parse {
+        /// Where the text came from.
         path: String,
+        /// What the parser said.
         source: serde_json::Error,
     },
+    /// [`ScriptedModel::finish`]: the run asked fewer times than scripted.
     #[error("the script has {left} unused repl{} left after the run", if *left == 1 { "y" } else { "ies" })]
-    Unconsumed { left: usize },
+    Unconsumed {
+        /// Steps never replayed.
+        left: usize,
+    },
+}
+
+/// The scripted model's own failure: it was asked once more than its script answers. Carried
+/// to the loop as [`ModelError::Client`] (a test double's failure is not a production error);
+/// a test gets it back with `ClientError::downcast_ref::<ScriptExhausted>()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the scripted model has no reply left for request #{request}")]
+pub struct ScriptExhausted {
+    /// The request that found the script empty, counted from 1 over the model's life.
+    pub request: usize,
 }
 
 #[derive(Deserialize)]
@@ -154,6 +189,25 @@ pub enum Recording {
 
 /// Replays [`ScriptStep`]s in order; records the requests it receives only when built
 /// [`recording`](ScriptedModel::recording) them.
+///
+/// ```
+/// use agent_core::{Message, ModelClient, ModelReply, ModelRequest};
+/// use agent_test_support::{Recording, ScriptedModel};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let model = ScriptedModel::replies([ModelReply::text("hello")]).recording(Recording::Requests);
+/// let request = ModelRequest {
+///     messages: vec![Message::user("hi").into()],
+///     ..ModelRequest::default()
+/// };
+/// assert_eq!(model.complete(&request).await.unwrap(), ModelReply::text("hello"));
+/// assert_eq!(model.requests(), vec![request.clone()]);
+///
+/// // Asked once more than scripted: the model's own error, shown as it always was.
+/// let error = model.complete(&request).await.unwrap_err();
+/// assert_eq!(error.to_string(), "the scripted model has no reply left for request #2");
+/// # });
+/// ```
 #[derive(Debug, Default)]
 pub struct ScriptedModel {
     steps: Mutex<VecDeque<ScriptStep>>,
@@ -164,6 +218,7 @@ pub struct ScriptedModel {
 }
 
 impl ScriptedModel {
+    /// A model that replays `steps` in order, recording nothing.
     pub fn new(steps: impl IntoIterator<Item = ScriptStep>) -> Self {
         Self {
             steps: Mutex::new(steps.into_iter().collect()),
@@ -182,6 +237,7 @@ impl ScriptedModel {
         Self::new(replies.into_iter().map(ScriptStep::Reply))
     }
 
+    /// A script read from its JSON text (the module's format); `origin` names it in errors.
     pub fn from_json(text: &str, origin: &str) -> Result<Self, ScriptError> {
         let steps: Vec<FileStep> =
             serde_json::from_str(text).map_err(|source| ScriptError::Parse {
@@ -196,12 +252,32 @@ impl ScriptedModel {
         ))
     }
 
+    /// A script read from a file the person named (`--script FILE`), at most
+    /// [`MAX_SCRIPT_BYTES`].
     pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+        let read_error = |source| ScriptError::Read {
             path: origin.clone(),
             source,
-        })?;
+        };
+        let file = std::fs::File::open(path).map_err(read_error)?;
+        let too_large = || ScriptError::TooLarge {
+            path: origin.clone(),
+            max: MAX_SCRIPT_BYTES,
+        };
+        // A regular file says its size: refused before a byte is read. A pipe or a device
+        // does not, and is read up to the bound below.
+        if file.metadata().map_err(read_error)?.len() > MAX_SCRIPT_BYTES {
+            return Err(too_large());
+        }
+        let mut text = String::new();
+        // One byte past the bound tells "exactly at the bound" from "larger".
+        file.take(MAX_SCRIPT_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(read_error)?;
+        if text.len() as u64 > MAX_SCRIPT_BYTES {
+            return Err(too_large());
+        }
         Self::from_json(&text, &origin)
     }
 
@@ -254,7 +330,7 @@ impl ModelClient for ScriptedModel {
         match step {
             Some(ScriptStep::Reply(reply)) => Ok(reply),
             Some(ScriptStep::Fail(error)) => Err(error),
-            None => Err(ModelError::ScriptExhausted { request: index }),
+            None => Err(ModelError::client(ScriptExhausted { request: index })),
         }
     }
 }
