@@ -98,7 +98,9 @@ pub enum MailError {
     /// A file of this message cannot be read back.
     #[error("message file `{file}` cannot be used: {problem}")]
     Unreadable {
+        /// The file, workspace-relative.
         file: String,
+        /// What is wrong with it.
         #[source]
         problem: FileProblem,
     },
@@ -123,17 +125,27 @@ pub enum Acked {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failed {
     /// Back in `ready` for another attempt; `attempts` failures so far.
-    Released { attempts: usize },
+    Released {
+        /// Failed deliveries so far.
+        attempts: usize,
+    },
     /// It failed [`MAX_ATTEMPTS`] times and is quarantined.
-    Quarantined { attempts: usize },
+    Quarantined {
+        /// Failed deliveries, all told.
+        attempts: usize,
+    },
 }
 
 /// How many messages each folder holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counts {
+    /// Waiting to be claimed.
     pub ready: usize,
+    /// Claimed, not yet acknowledged.
     pub processing: usize,
+    /// Acknowledged.
     pub done: usize,
+    /// Set aside (reason files not counted).
     pub quarantine: usize,
 }
 

@@ -130,9 +130,13 @@ pub struct ProtocolRequest {
 /// A new request's fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewRequest {
+    /// Which protocol.
     pub kind: RequestKind,
+    /// Who asks (the caller's identity).
     pub from: AgentId,
+    /// Who must answer.
     pub to: AgentId,
+    /// What is asked.
     pub content: String,
 }
 
@@ -140,13 +144,17 @@ pub struct NewRequest {
 /// and recipient.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
+    /// The request answered.
     pub request_id: RequestId,
+    /// Its protocol.
     pub kind: RequestKind,
     /// Who answers: must be the request's target.
     pub from: AgentId,
     /// Whom the answer is for: must be the request's sender.
     pub to: AgentId,
+    /// Yes or no.
     pub decision: Decision,
+    /// The responder's words (may be empty).
     pub feedback: String,
 }
 

@@ -22,11 +22,17 @@ pub use handlers::{
     ListTeammates, RequestShutdown, ReviewPlan, SendMessage, SpawnTeammate, SubmitPlan,
 };
 
+/// The lead starts a teammate.
 pub const SPAWN_TEAMMATE: &str = "spawn_teammate";
+/// Anyone writes to another agent.
 pub const SEND_MESSAGE: &str = "send_message";
+/// The lead lists its teammates.
 pub const LIST_TEAMMATES: &str = "list_teammates";
+/// The lead asks teammates to stop.
 pub const REQUEST_SHUTDOWN: &str = "request_shutdown";
+/// The lead answers a plan.
 pub const REVIEW_PLAN: &str = "review_plan";
+/// A teammate asks for its plan's approval.
 pub const SUBMIT_PLAN: &str = "submit_plan";
 
 /// The longest role, in characters.
