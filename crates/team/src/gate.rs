@@ -74,8 +74,11 @@ impl PlanGate {
             RequestStatus::Approved => GateState::Open,
             RequestStatus::Rejected => GateState::Rejected(plan.id),
             RequestStatus::Expired => GateState::Expired(plan.id),
-            // A superseded plan is never the latest; if a file says so, stay closed.
-            RequestStatus::Pending | RequestStatus::Superseded => GateState::Pending(plan.id),
+            // A superseded plan is never the latest, and only a shutdown can be forced; if a
+            // file says otherwise, stay closed.
+            RequestStatus::Pending | RequestStatus::Superseded | RequestStatus::Forced => {
+                GateState::Pending(plan.id)
+            }
         })
     }
 

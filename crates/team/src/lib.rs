@@ -5,6 +5,7 @@
 //!   recipient, atomic renames under a cross-process lock, at-least-once delivery.
 //! - [`requests`]: durable protocol requests (shutdown, plan approval), recorded before they
 //!   are sent, answered exactly once.
+//! - [`exchange`]: answering a request end to end (record, then send to the requester).
 //! - [`gate`]: the plan gate, a permission rule of `agent-policy`'s pipeline.
 //! - [`tools`]: the team tools; the ones that need the session call [`runtime::TeamRuntime`].
 //! - [`roster`]: who may receive mail and which names are free, as the runtime reports it.
@@ -12,6 +13,7 @@
 //! - [`clock`]: injected time.
 
 pub mod clock;
+pub mod exchange;
 pub mod gate;
 pub mod mailbox;
 pub mod message;
@@ -21,6 +23,7 @@ pub mod runtime;
 pub mod tools;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use exchange::{AnswerError, Delivered, answer};
 pub use gate::{GateState, PLAN_GATE, PlanGate, PlanRequirement};
 pub use mailbox::{Acked, Counts, Failed, Folder, MailError, Mailbox};
 pub use message::{MailKind, MailMessage, MessageId};

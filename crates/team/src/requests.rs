@@ -76,6 +76,8 @@ pub enum RequestStatus {
     Expired,
     /// A newer request of the same kind from the same sender replaced it (a new plan).
     Superseded,
+    /// A shutdown the target did not answer in time: its requester stopped it by force.
+    Forced,
 }
 
 impl fmt::Display for RequestStatus {
@@ -86,6 +88,7 @@ impl fmt::Display for RequestStatus {
             Self::Rejected => "rejected",
             Self::Expired => "expired",
             Self::Superseded => "superseded",
+            Self::Forced => "stopped by force",
         })
     }
 }
@@ -332,10 +335,50 @@ impl RequestStore {
                         })
                     }
                 }
-                RequestStatus::Expired => Err(RequestError::Expired { id }),
+                RequestStatus::Expired | RequestStatus::Forced => Err(RequestError::Expired { id }),
                 RequestStatus::Superseded => Err(RequestError::Stale { id }),
             }
         })?
+    }
+
+    /// Records that the target of a shutdown request was stopped by force because it did not
+    /// answer (by the request's sender, while it is pending or expired). Idempotent; a
+    /// request that was answered is [`RequestError::Conflict`].
+    pub fn force(&self, id: &RequestId, by: &AgentId) -> Result<ProtocolRequest, RequestError> {
+        self.change(|state| {
+            let request = state
+                .requests
+                .iter_mut()
+                .find(|r| &r.id == id)
+                .ok_or_else(|| RequestError::NotFound(id.0.clone()))?;
+            if request.kind != RequestKind::Shutdown {
+                return Err(RequestError::WrongKind {
+                    id: id.clone(),
+                    expected: request.kind,
+                    got: RequestKind::Shutdown,
+                });
+            }
+            if &request.from != by {
+                return Err(RequestError::WrongSender {
+                    id: id.clone(),
+                    from: request.from.clone(),
+                    to: request.to.clone(),
+                    responder: by.clone(),
+                    requester: request.from.clone(),
+                });
+            }
+            match request.status {
+                RequestStatus::Pending | RequestStatus::Expired | RequestStatus::Forced => {
+                    request.status = RequestStatus::Forced;
+                    Ok(request.clone())
+                }
+                RequestStatus::Approved | RequestStatus::Rejected => Err(RequestError::Conflict {
+                    id: id.clone(),
+                    status: request.status,
+                }),
+                RequestStatus::Superseded => Err(RequestError::Stale { id: id.clone() }),
+            }
+        })
     }
 
     /// The request with `id`.

@@ -9,10 +9,11 @@ use async_trait::async_trait;
 use serde::Deserialize;
 
 use super::{Caller, MAX_ROLE_CHARS};
+use crate::exchange::{AnswerError, Delivered, answer};
 use crate::gate::PlanRequirement;
 use crate::mailbox::{MAX_MESSAGE_BYTES, MailError};
 use crate::message::MailKind;
-use crate::requests::{Answered, Decision, NewRequest, RequestError, RequestKind, Response};
+use crate::requests::{Decision, NewRequest, RequestError, RequestKind, Response};
 use crate::roster::{NameError, RecipientError};
 use crate::runtime::{RuntimeError, TeammateSpec};
 
@@ -191,31 +192,28 @@ impl ToolHandler for ReviewPlan {
         } else {
             Decision::Reject
         };
-        let answered = me.tools.requests.respond(&Response {
+        let response = Response {
             request_id: id.clone(),
             kind: RequestKind::PlanApproval,
             from: me.me.clone(),
             to: request.from.clone(),
             decision,
-            feedback: args.feedback.clone(),
-        })?;
-        let teammate = &request.from;
-        let done = format!("plan {} of {teammate} {decision}", id.0);
-        if let Answered::Replayed(_) = answered {
-            return Ok(format!("{done} already (the same answer, nothing changed)"));
-        }
-        let kind = MailKind::Response {
-            request_id: id,
-            request: RequestKind::PlanApproval,
-            decision,
+            feedback: args.feedback,
         };
         let roster = me.tools.runtime.roster();
-        let sent = me
-            .tools
-            .mailbox
-            .send(&roster, &me.me, teammate.as_str(), kind, &args.feedback)
-            .map_err(|err| after_record(&done, err))?;
-        me.tools.runtime.mail_sent(&sent.to);
+        let done = format!("plan {} of {} {decision}", id.0, request.from);
+        match answer(&me.tools.requests, &me.tools.mailbox, &roster, &response) {
+            Ok(Delivered { mail: None, .. }) => {
+                return Ok(format!("{done} already (the same answer, nothing changed)"));
+            }
+            Ok(Delivered {
+                mail: Some(mail), ..
+            }) => me.tools.runtime.mail_sent(&mail.to),
+            Err(AnswerError::Request(err)) => return Err(err.into()),
+            Err(AnswerError::Undelivered { source, .. }) => {
+                return Err(after_record(&done, source));
+            }
+        }
         Ok(done)
     }
 }

@@ -217,3 +217,77 @@ fn the_latest_plan_is_the_last_one_its_teammate_submitted() {
         [Some("a2".to_string()), Some("b1".to_string()), None]
     );
 }
+
+fn shutdown(f: &Fixture, to: &str) -> ProtocolRequest {
+    f.requests
+        .create(NewRequest {
+            kind: RequestKind::Shutdown,
+            from: AgentId::lead(),
+            to: id(to),
+            content: "stop".into(),
+        })
+        .unwrap()
+}
+
+#[test]
+fn an_unanswered_shutdown_is_recorded_as_forced_once_and_then_takes_no_answer() {
+    let f = fixture();
+    shutdown(&f, "bob");
+    let req = RequestId("req-1".into());
+    let forced = f.requests.force(&req, &AgentId::lead()).unwrap();
+    assert_eq!(
+        (forced.status, forced.status.to_string()),
+        (RequestStatus::Forced, "stopped by force".to_string())
+    );
+    assert_eq!(f.requests.force(&req, &AgentId::lead()).unwrap(), forced);
+    let late = Response {
+        request_id: req,
+        kind: RequestKind::Shutdown,
+        from: id("bob"),
+        to: AgentId::lead(),
+        decision: Decision::Approve,
+        feedback: String::new(),
+    };
+    assert_eq!(
+        refusal(&f, &late),
+        "request `req-1` expired before it was answered"
+    );
+}
+
+#[test]
+fn only_the_requester_may_force_and_only_an_unanswered_shutdown() {
+    let f = fixture();
+    shutdown(&f, "bob");
+    plan(&f, "alice", "p");
+    shutdown(&f, "carol");
+    f.requests
+        .respond(&Response {
+            request_id: RequestId("req-3".into()),
+            kind: RequestKind::Shutdown,
+            from: id("carol"),
+            to: AgentId::lead(),
+            decision: Decision::Approve,
+            feedback: String::new(),
+        })
+        .unwrap();
+    let force = |req: &str, by: &str| {
+        f.requests
+            .force(&RequestId(req.into()), &id(by))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        [
+            force("req-1", "bob"),
+            force("req-2", "lead"),
+            force("req-3", "lead"),
+            force("req-4", "lead"),
+        ],
+        [
+            "request `req-1` is from `lead` to `bob`; `bob` cannot answer it for `lead`",
+            "request `req-2` is a plan_approval request, not shutdown",
+            "request `req-3` was already approved; a different answer is refused",
+            "there is no request `req-4`",
+        ]
+    );
+}

@@ -460,3 +460,25 @@ async fn request_shutdown_records_then_sends_one_request_per_teammate_that_can_r
     );
     assert_eq!(*t.runtime.woken.lock().unwrap(), [id("alice"), id("bob")]);
 }
+
+#[tokio::test]
+async fn a_review_for_a_teammate_that_stopped_is_recorded_and_the_lead_is_told_it_was_not_delivered()
+ {
+    let t = setup();
+    call(&t.alice, "submit_plan", r#"{"plan":"p"}"#)
+        .await
+        .unwrap();
+    t.runtime.roster.lock().unwrap()[0].status = TeammateStatus::ShutDown;
+    assert_eq!(
+        call(&t.lead, "review_plan", r#"{"request_id":"req-1","approve":true}"#).await,
+        Err("Error [unknown_recipient]: plan req-1 of alice approved, but it could not be delivered: teammate `alice` is shut down and receives no messages; the agents are: lead, alice (shut down), bob (running), carol (failed), dave (shut down)".into())
+    );
+    let status: Vec<RequestStatus> =
+        t.f.requests
+            .all()
+            .unwrap()
+            .iter()
+            .map(|r| r.status)
+            .collect();
+    assert_eq!(status, [RequestStatus::Approved]);
+}
