@@ -165,3 +165,31 @@ impl Mailbox {
         Ok(entries)
     }
 }
+
+impl Mailbox {
+    /// The first `n` messages waiting for `recipient`, oldest first, read without claiming
+    /// or locking (what a status command shows). A file that cannot be read is skipped here
+    /// and left for the next claim to quarantine. Creates nothing.
+    pub fn peek(&self, recipient: &AgentId, n: usize) -> Result<Vec<MailMessage>, MailError> {
+        let mut names: Vec<(u64, MessageId, String)> = self
+            .names(recipient, Folder::Ready)?
+            .into_iter()
+            .filter_map(|name| {
+                let (time, id) = MailMessage::parse_file_name(&name)?;
+                Some((time, id, name))
+            })
+            .collect();
+        names.sort();
+        let mut messages = Vec::new();
+        for (_, _, name) in names {
+            if messages.len() >= n {
+                break;
+            }
+            let path = self.file(recipient, Folder::Ready, &name)?;
+            if let Ok(message) = self.read_message(&path, recipient, &name) {
+                messages.push(message);
+            }
+        }
+        Ok(messages)
+    }
+}

@@ -321,3 +321,18 @@ fn a_recipient_with_the_most_messages_waiting_takes_no_more() {
     );
     send(&f, "bob", "bob's mailbox is separate");
 }
+
+#[test]
+fn peeking_shows_the_oldest_waiting_messages_and_changes_nothing() {
+    let f = fixture();
+    assert_eq!(f.mailbox.peek(&id("alice"), 2).unwrap(), []);
+    assert_eq!(tree(f.dir.path()), Vec::<String>::new());
+    let first = send(&f, "alice", "one");
+    let second = send(&f, "alice", "two");
+    send(&f, "alice", "three");
+    let ready = f.dir.path().join(".agent_tutorial/mail/alice/ready");
+    std::fs::write(ready.join("00000000000000000001-0000abcd-1.json"), "{").unwrap();
+    let before = tree(f.dir.path());
+    assert_eq!(f.mailbox.peek(&id("alice"), 2).unwrap(), [first, second]);
+    assert_eq!(tree(f.dir.path()), before);
+}
