@@ -21,6 +21,14 @@ impl Clock for StepClock {
     fn now(&self) -> Instant {
         self.0 + Duration::from_millis(4200) * self.1.fetch_add(1, Ordering::SeqCst)
     }
+
+    fn wall(&self) -> std::time::SystemTime {
+        std::time::SystemTime::UNIX_EPOCH
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> agent_jobs::Sleep {
+        Box::pin(tokio::time::sleep_until(deadline))
+    }
 }
 
 const PLACEHOLDER: &str = "started job 1 in the background; you will be told when it finishes; job_output{\"id\": 1} shows its output so far";

@@ -43,6 +43,10 @@ pub enum CronError {
     EmptyPrompt,
     #[error("the prompt is {len} bytes, over the limit of {max} bytes")]
     PromptTooLong { len: usize, max: usize },
+    /// A control, bidirectional or invisible character (line breaks and tabs are fine): the
+    /// prompt is shown in `cron list` and becomes a user turn.
+    #[error("the prompt holds the hidden character U+{code:04X}: write it without")]
+    HiddenCharacter { code: u32 },
     #[error("there are already {max} {kind} schedules: cancel one first")]
     TooMany { kind: &'static str, max: usize },
     #[error("no schedule has the id `{id}`: list_crons shows the ids")]
@@ -62,12 +66,6 @@ pub enum CronError {
     Store {
         #[source]
         source: PathError,
-    },
-    #[error("cannot lock `{path}`: {source}")]
-    Lock {
-        path: String,
-        #[source]
-        source: std::io::Error,
     },
     #[error("cannot encode the schedules: {source}")]
     Encode {
@@ -93,15 +91,15 @@ impl From<CronError> for ToolFailure {
             | CronError::NoNextFire { .. }
             | CronError::EmptyPrompt
             | CronError::PromptTooLong { .. }
+            | CronError::HiddenCharacter { .. }
             | CronError::TooMany { .. }
             | CronError::NotFound { .. } => FailureCode::InvalidArguments,
             CronError::Store {
                 source: PathError::Escape { .. },
             } => FailureCode::PathEscape,
-            CronError::Corrupt { .. }
-            | CronError::Store { .. }
-            | CronError::Lock { .. }
-            | CronError::Encode { .. } => FailureCode::ToolExecutionError,
+            CronError::Corrupt { .. } | CronError::Store { .. } | CronError::Encode { .. } => {
+                FailureCode::ToolExecutionError
+            }
         };
         ToolFailure::new(code, err.to_string())
     }

@@ -19,13 +19,12 @@ mod table;
 mod tools;
 pub mod when;
 
+/// The workspace's clock, re-exported: the scheduler reads its wall time.
+pub use agent_workspace::{Clock, ManualClock, SystemClock};
 pub use error::CronError;
 pub use jiff::Timestamp;
 pub use schedule::{Due, Durability, Schedule, ScheduleId};
-pub use scheduler::{
-    Clock, MAX_COUNTED_MISSES, MAX_PROMPT_BYTES, MAX_SCHEDULES, ManualClock, NewSchedule,
-    Scheduler, SystemClock,
-};
+pub use scheduler::{MAX_COUNTED_MISSES, MAX_PROMPT_BYTES, MAX_SCHEDULES, NewSchedule, Scheduler};
 pub use store::{CRONS_FILE, CRONS_LOCK, READ_LIMIT};
 pub use table::{durable_table, format_table};
 pub use tools::{

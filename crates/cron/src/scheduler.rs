@@ -2,17 +2,17 @@
 //!
 //! Nothing here runs on its own: no timer, no task. The REPL asks [`Scheduler::due`] when it is
 //! idle between user turns, so a scheduled prompt can never land in the middle of a turn, and
-//! tests drive time with an injected [`Clock`].
+//! tests drive time with an injected [`Clock`] (the workspace's, read as wall time).
 
-use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
-use agent_workspace::Workspace;
+use agent_workspace::{Clock, Workspace};
 use jiff::Timestamp;
 
 use crate::error::CronError;
 use crate::schedule::{Due, Durability, Schedule, ScheduleId};
-use crate::store::{Contents, Record, Store};
+use crate::store::{Contents, Record, Store, check_prompt};
 use crate::when::{CronExpr, Zone, next_fire};
 
 /// Schedules of one kind (durable, or session) at most.
@@ -22,40 +22,6 @@ pub const MAX_PROMPT_BYTES: usize = 4000;
 /// Missed fire times are counted up to this many; past it the count stops (a `* * * * *`
 /// schedule down for a year would otherwise walk half a million instants).
 pub const MAX_COUNTED_MISSES: u32 = 1000;
-
-/// Where "now" comes from: the system clock in the harness, a hand-set one in tests.
-pub trait Clock: Send + Sync + fmt::Debug {
-    fn now(&self) -> Timestamp;
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::now()
-    }
-}
-
-/// A clock that only moves when told to.
-#[derive(Debug)]
-pub struct ManualClock(Mutex<Timestamp>);
-
-impl ManualClock {
-    pub fn new(now: Timestamp) -> Self {
-        Self(Mutex::new(now))
-    }
-
-    pub fn set(&self, now: Timestamp) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = now;
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Timestamp {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
 
 /// What `schedule_cron` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +57,12 @@ impl Scheduler {
         }
     }
 
+    /// The clock's wall time as a `jiff` instant (cron's calendar arithmetic is jiff's). A
+    /// wall time outside jiff's range (years -9999..=9999) is held at its nearest end.
+    fn now(&self) -> Timestamp {
+        wall_timestamp(self.clock.wall())
+    }
+
     fn session(&self) -> std::sync::MutexGuard<'_, SessionSchedules> {
         // Every change to the list is a single push, retain or field write: a panic cannot
         // leave it half-changed, so a poisoned lock is still safe to use.
@@ -105,16 +77,8 @@ impl Scheduler {
             Some(name) => Zone::parse(name)?,
         };
         let prompt = new.prompt.trim().to_string();
-        if prompt.is_empty() {
-            return Err(CronError::EmptyPrompt);
-        }
-        if prompt.len() > MAX_PROMPT_BYTES {
-            return Err(CronError::PromptTooLong {
-                len: prompt.len(),
-                max: MAX_PROMPT_BYTES,
-            });
-        }
-        let now = self.clock.now();
+        check_prompt(&prompt)?;
+        let now = self.now();
         let next = next_fire(&expr, &zone, now)?;
         let make = |id| Schedule {
             id,
@@ -134,8 +98,8 @@ impl Scheduler {
                 if contents.schedules().count() >= MAX_SCHEDULES {
                     return Err(too_many("durable"));
                 }
-                let schedule = make(ScheduleId::durable(contents.next_id));
-                contents.next_id += 1;
+                let id = contents.claim_id().ok_or_else(|| too_many("durable"))?;
+                let schedule = make(ScheduleId::durable(id));
                 contents.records.push(Record::Good(schedule.clone()));
                 Ok(schedule)
             }),
@@ -144,7 +108,8 @@ impl Scheduler {
                 if session.schedules.len() >= MAX_SCHEDULES {
                     return Err(too_many("session"));
                 }
-                session.last_id += 1;
+                // At most 50 at a time and one per call: the counter cannot come near the end.
+                session.last_id = session.last_id.saturating_add(1);
                 let schedule = make(ScheduleId::session(session.last_id));
                 session.schedules.push(schedule.clone());
                 Ok(schedule)
@@ -191,7 +156,7 @@ impl Scheduler {
     /// again, and of two processes sharing the workspace only one gets a durable run. At
     /// start-up the first call returns the durable runs missed while the process was down.
     pub fn due(&self) -> Result<Vec<Due>, CronError> {
-        let now = self.clock.now();
+        let now = self.now();
         // Durable first: if the file cannot be used, the session schedules stay untouched.
         // A look without the lock first: an idle REPL asks often, and most times nothing is
         // due, so nothing is locked or created in a workspace that has no schedule.
@@ -213,6 +178,14 @@ impl Scheduler {
         });
         Ok(due)
     }
+}
+
+fn wall_timestamp(wall: SystemTime) -> Timestamp {
+    Timestamp::try_from(wall).unwrap_or(if wall < SystemTime::UNIX_EPOCH {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    })
 }
 
 fn advance_all<'a>(schedules: impl Iterator<Item = &'a mut Schedule>, now: Timestamp) -> Vec<Due> {

@@ -50,8 +50,23 @@ pub fn format_table(schedules: &[Schedule]) -> String {
         .join("\n")
 }
 
+/// The prompt on one line, any hidden character (control, bidi, invisible) shown as
+/// `\u{…}`: a stored prompt is checked on load, but a table printed to a terminal must not
+/// depend on that.
 fn one_line(prompt: &str) -> String {
-    let flat = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat: String = prompt
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .map(|c| {
+            if agent_workspace::store::is_hidden_char(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
     if flat.chars().count() <= PROMPT_WIDTH {
         return flat;
     }

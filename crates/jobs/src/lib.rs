@@ -20,7 +20,7 @@ mod manager;
 mod record;
 pub mod tools;
 
-pub use manager::{
-    Clock, DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs, TokioClock,
-};
+/// The workspace's clock, re-exported: [`JobConfig::clock`] is one.
+pub use agent_workspace::{Clock, Sleep, SystemClock};
+pub use manager::{DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs};
 pub use record::{JOBS_DIR, JobRecord, JobStatus, KillReason};

@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use agent_core::{FailureCode, Inbox, Message, ToolFailure};
 use agent_workspace::process::{ProcessTree, Shell, shell};
-use agent_workspace::{Existing, Inside, PathError, Workspace};
+use agent_workspace::{Clock, Inside, PathError, SystemClock, Workspace};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use crate::log::{JobLog, last_lines};
-use crate::record::{JOBS_DIR, JobRecord, JobStatus, KillReason, log_path, record_path};
+use crate::record::{self, JOBS_DIR, JobRecord, JobStatus, KillReason, RecordError, log_path};
 
 /// How long a job may run before it is killed, unless configured otherwise.
 pub const DEFAULT_LIMIT: Duration = Duration::from_secs(10 * 60);
@@ -27,23 +27,6 @@ const OUTPUT_READ: usize = 64 * 1024;
 /// How long the pipes may stay open after the job's processes were killed (see
 /// `agent_workspace::process`: only a process that escaped the sweep could hold them).
 const PIPE_GRACE: Duration = Duration::from_millis(500);
-/// Ids tried when another process took the next one first.
-const ID_ATTEMPTS: u64 = 100;
-
-/// Where elapsed times come from: tokio's clock by default (paused in tests), or a test's own.
-pub trait Clock: Send + Sync + std::fmt::Debug {
-    fn now(&self) -> Instant;
-}
-
-/// `tokio::time::Instant::now()`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TokioClock;
-
-impl Clock for TokioClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
 
 /// Limits of the jobs one session starts.
 #[derive(Debug, Clone)]
@@ -52,7 +35,7 @@ pub struct JobConfig {
     pub limit: Duration,
     /// Bytes of output its log keeps; then a marker line, and later output is dropped.
     pub log_cap: u64,
-    /// Measures how long a job ran (the notice's `elapsed`).
+    /// Measures how long a job ran (the notice's `elapsed`): the workspace's clock.
     pub clock: Arc<dyn Clock>,
 }
 
@@ -61,7 +44,7 @@ impl Default for JobConfig {
         Self {
             limit: DEFAULT_LIMIT,
             log_cap: DEFAULT_LOG_CAP,
-            clock: Arc::new(TokioClock),
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -89,7 +72,7 @@ pub enum JobError {
         #[source]
         source: PathError,
     },
-    #[error("no free job id after {ID_ATTEMPTS} tries in {JOBS_DIR}")]
+    #[error("no free job id in {JOBS_DIR}")]
     NoFreeId,
     #[error("there is no job {id} in this session{known}")]
     Unknown { id: u64, known: KnownJobs },
@@ -170,13 +153,6 @@ fn inside(workspace: &Workspace, path: &str) -> Result<Inside, PathError> {
     workspace.inside(path)
 }
 
-fn encode(record: &JobRecord) -> Vec<u8> {
-    // A record of strings and integers always serializes; the fallback is never written.
-    let mut bytes = serde_json::to_vec_pretty(record).unwrap_or_default();
-    bytes.push(b'\n');
-    bytes
-}
-
 impl JobManager {
     pub fn new(workspace: Workspace, config: JobConfig) -> Self {
         Self {
@@ -202,7 +178,7 @@ impl JobManager {
             Ok(log) => log,
             Err(err) => {
                 record.status = JobStatus::FailedToStart;
-                self.write_record(&record, Existing::Replace);
+                self.write_record(&record);
                 return Err(err);
             }
         };
@@ -219,7 +195,7 @@ impl JobManager {
             Ok(child) => child,
             Err(source) => {
                 record.status = JobStatus::FailedToStart;
-                self.write_record(&record, Existing::Replace);
+                self.write_record(&record);
                 return Err(JobError::Spawn { id, source });
             }
         };
@@ -256,45 +232,18 @@ impl JobManager {
         Ok(id)
     }
 
-    /// The next free id (one past the highest on disk, so an earlier session's logs are
-    /// kept), claimed by writing the job's record there first.
+    /// The next free id, claimed under the jobs folder's lock by writing the job's record
+    /// there first (see `record::claim`).
     fn claim_id(&self, command: &str) -> Result<(u64, JobRecord), JobError> {
-        let folder = inside(&self.workspace, JOBS_DIR).map_err(JobError::Record)?;
-        self.workspace
-            .create_dir_all(&folder)
-            .map_err(JobError::Record)?;
-        let highest = self
-            .workspace
-            .list_dir(&folder)
-            .map_err(JobError::Record)?
-            .iter()
-            .filter_map(|e| e.name.strip_suffix(".json")?.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
-        for id in highest + 1..=highest + ID_ATTEMPTS {
-            let record = JobRecord {
-                id,
-                command: command.to_string(),
-                status: JobStatus::Running,
-                log: log_path(id),
-                elapsed_ms: None,
-            };
-            let path = inside(&self.workspace, &record_path(id)).map_err(JobError::Record)?;
-            match self
-                .workspace
-                .write_atomic(&path, &encode(&record), Existing::Refuse)
-            {
-                Ok(()) => return Ok((id, record)),
-                Err(PathError::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(err) => return Err(JobError::Record(err)),
-            }
+        match record::claim(&self.workspace, command) {
+            Ok(record) => Ok((record.id, record)),
+            Err(RecordError::NoFreeId) => Err(JobError::NoFreeId),
+            Err(RecordError::Path(err)) => Err(JobError::Record(err)),
         }
-        Err(JobError::NoFreeId)
     }
 
-    fn write_record(&self, record: &JobRecord, existing: Existing) {
-        write_record(&self.workspace, record, existing);
+    fn write_record(&self, record: &JobRecord) {
+        write_record(&self.workspace, record);
     }
 
     fn job(&self, id: u64) -> Result<Arc<Job>, JobError> {
@@ -389,7 +338,7 @@ impl JobManager {
                 log: log_path(id),
                 elapsed_ms: Some(millis(self.config.clock.now() - job.started)),
             };
-            self.write_record(&record, Existing::Replace);
+            self.write_record(&record);
         }
     }
 }
@@ -473,7 +422,7 @@ impl Supervisor {
         };
         self.record.status = status;
         self.record.elapsed_ms = Some(millis(elapsed));
-        write_record(&self.workspace, &self.record, Existing::Replace);
+        write_record(&self.workspace, &self.record);
         self.announce(status, elapsed);
         self.job.status.send_replace(status);
     }
@@ -514,10 +463,8 @@ async fn drain(mut pipe: Pipe, job: Arc<Job>) {
     }
 }
 
-fn write_record(workspace: &Workspace, record: &JobRecord, existing: Existing) {
-    let written = inside(workspace, &record_path(record.id))
-        .and_then(|path| workspace.write_atomic(&path, &encode(record), existing));
-    if let Err(err) = written {
+fn write_record(workspace: &Workspace, record: &JobRecord) {
+    if let Err(err) = record::write(workspace, record) {
         // The job itself is unaffected; only its record on disk is stale.
         tracing::warn!("job {}: cannot update its record: {err}", record.id);
     }

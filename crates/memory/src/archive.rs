@@ -1,10 +1,11 @@
 //! `.memory/archive/`: where deleted records go, and the clean-up of files a killed process
 //! left behind. Nothing the store ever listed is erased; it is moved here.
 
-use std::io;
 use std::path::Path;
 
-use crate::fsio::{Disk, EntryKind};
+use agent_workspace::{Op, PathError};
+
+use crate::fsio::{Disk, EntryKind, already_exists};
 use crate::index::{INDEX_FILE, IndexEntry, is_record_file};
 
 /// The archive folder inside `.memory/`.
@@ -25,7 +26,7 @@ pub(crate) fn link_into(
     dir: &Path,
     archive: &Path,
     file: &str,
-) -> io::Result<Option<String>> {
+) -> Result<Option<String>, PathError> {
     let stem = file.strip_suffix(".md").unwrap_or(file);
     for n in 0..MAX_SUFFIX {
         let name = if n == 0 {
@@ -35,17 +36,21 @@ pub(crate) fn link_into(
         };
         match disk.link(&dir.join(file), &archive.join(&name)) {
             Ok(()) => return Ok(Some(name)),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) if err.kind() == io::ErrorKind::NotFound && !disk.exists(&dir.join(file)) => {
+            Err(err) if already_exists(&err) => continue,
+            Err(err) if err.is_not_found() && !disk.exists(&dir.join(file)) => {
                 return Ok(None);
             }
             Err(err) => return Err(err),
         }
     }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        format!("{MAX_SUFFIX} archived files named like {file} exist already"),
-    ))
+    Err(PathError::Io {
+        op: Op::Write,
+        path: archive.join(file).display().to_string(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{MAX_SUFFIX} archived files named like {file} exist already"),
+        ),
+    })
 }
 
 /// Removes temp files and moves orphans (record files the index does not list) to the

@@ -11,6 +11,14 @@ pub enum RecordError {
     Name(String),
     #[error("record `{0}`: description must be one non-empty line")]
     Description(String),
+    /// A control, bidirectional or invisible character (the body may hold line breaks and
+    /// tabs): a record goes into every later prompt and onto the terminal.
+    #[error("record `{name}`: the {part} holds the hidden character U+{code:04X}")]
+    HiddenCharacter {
+        name: String,
+        part: &'static str,
+        code: u32,
+    },
     #[error(transparent)]
     FrontMatter(#[from] FrontMatterError),
 }
@@ -79,6 +87,22 @@ impl MemoryRecord {
         let description = self.description.trim();
         if description.is_empty() || description.contains('\n') {
             return Err(RecordError::Description(self.name.clone()));
+        }
+        // Checked when written and again when read back: `.memory/` may be planted.
+        for (part, text, allowed) in [
+            ("description", description, &[][..]),
+            ("body", self.body.as_str(), &['\n', '\t'][..]),
+        ] {
+            if let Some(c) = text
+                .chars()
+                .find(|c| !allowed.contains(c) && agent_workspace::store::is_hidden_char(*c))
+            {
+                return Err(RecordError::HiddenCharacter {
+                    name: self.name.clone(),
+                    part,
+                    code: u32::from(c),
+                });
+            }
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use agent_workspace::{PathError, Workspace};
+use agent_workspace::{PathError, StateDir, Workspace};
 
 use crate::archive::{self, ARCHIVE_DIR};
 use crate::fsio::Disk;
@@ -37,13 +37,13 @@ use crate::index::{IndexEntry, parse_index, render_index};
 use crate::record::{MemoryRecord, last_wins};
 
 pub const MEMORY_DIR: &str = ".memory";
-const LOCK_FILE: &str = ".lock";
 /// Bounds on each record file and on the index, checked on write and on read.
 pub const MAX_LINES: usize = 200;
 pub const MAX_BYTES: usize = 4_096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
+    /// A step of a write failed on purpose (`MemoryStore::inject_fault`, tests only).
     #[error("{path}: {source}")]
     Io { path: String, source: io::Error },
     #[error(
@@ -56,8 +56,12 @@ pub enum MemoryError {
     },
     #[error("{path} is not valid: {reason}")]
     Invalid { path: String, reason: String },
+    /// The folder itself cannot be used (it leads outside, or it is not a folder).
     #[error("the memory folder is not usable: {0}")]
-    Escape(#[from] PathError),
+    Folder(PathError),
+    /// The boundary refused a file or the disk failed; the error names the file and the step.
+    #[error(transparent)]
+    Storage(#[from] PathError),
     #[error("the memory set changed while this change was prepared; nothing was written")]
     Changed,
     #[error("no memory named `{0}`")]
@@ -117,12 +121,7 @@ fn check_bounds(what: &str, text: &str) -> Result<(), MemoryError> {
     Ok(())
 }
 
-fn io_error(path: &Path) -> impl FnOnce(io::Error) -> MemoryError {
-    let path = path.display().to_string();
-    move |source| MemoryError::Io { path, source }
-}
-
-/// A failed step of a write: the error names the folder, the source says which step.
+/// An injected fault: the error names the folder, the source says which step.
 fn step_error(source: io::Error) -> MemoryError {
     MemoryError::Io {
         path: MEMORY_DIR.into(),
@@ -170,6 +169,8 @@ enum MissingFolder {
 #[derive(Debug)]
 pub struct MemoryStore {
     workspace: Workspace,
+    /// `.memory` and its lock, as every store of the harness keeps its folder.
+    state: StateDir,
     in_process: Mutex<()>,
     fault: Mutex<Option<Fault>>,
 }
@@ -182,6 +183,7 @@ impl MemoryStore {
     pub fn open(workspace: &Workspace) -> Self {
         Self {
             workspace: workspace.clone(),
+            state: StateDir::new(workspace, MEMORY_DIR),
             in_process: Mutex::new(()),
             fault: Mutex::new(None),
         }
@@ -190,17 +192,25 @@ impl MemoryStore {
     /// The folder, resolved through the workspace every time: `.memory` may not be (or become)
     /// a symlink to outside.
     pub fn dir(&self) -> Result<PathBuf, MemoryError> {
-        Ok(self.workspace.resolve(MEMORY_DIR)?)
+        self.workspace
+            .resolve(MEMORY_DIR)
+            .map_err(MemoryError::Folder)
     }
 
     /// The archive folder, created if missing, resolved through the workspace like `dir`.
     fn archive_dir(&self) -> Result<PathBuf, MemoryError> {
         let relative = format!("{MEMORY_DIR}/{ARCHIVE_DIR}");
-        let path = self.workspace.resolve(&relative)?;
+        let path = self
+            .workspace
+            .resolve(&relative)
+            .map_err(MemoryError::Folder)?;
         if !self.disk().is_dir(&path) {
-            self.disk().create_dir_all(&path).map_err(io_error(&path))?;
+            self.disk().create_dir_all(&path)?;
         }
-        Ok(self.workspace.resolve(&relative)?) // re-check: it must still resolve inside
+        // Re-checked: it must still resolve inside.
+        self.workspace
+            .resolve(&relative)
+            .map_err(MemoryError::Folder)
     }
 
     /// Makes the next write fail at `fault` (tests only).
@@ -232,11 +242,10 @@ impl MemoryStore {
             if missing == MissingFolder::Empty {
                 return f(&dir);
             }
-            self.disk().create_dir_all(&dir).map_err(io_error(&dir))?;
+            self.disk().create_dir_all(&dir)?;
             self.dir()?; // re-check: the folder must still resolve inside
         }
-        let lock_path = dir.join(LOCK_FILE);
-        let _lock = self.disk().lock(&lock_path).map_err(io_error(&lock_path))?;
+        let _lock = self.disk().lock(&self.state)?;
         let listed = self.read_index(&dir).ok().map(|(_, entries)| entries);
         let archive = || self.archive_dir().map_err(|e| e.to_string());
         archive::tidy(
@@ -253,10 +262,10 @@ impl MemoryStore {
         let path = dir.join(INDEX_FILE);
         let text = match self.disk().read_to_string(&path) {
             Ok(text) => text,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            Err(err) if err.is_not_found() => {
                 return Ok((String::new(), Vec::new()));
             }
-            Err(source) => return Err(io_error(&path)(source)),
+            Err(err) => return Err(err.into()),
         };
         check_bounds(INDEX_FILE, &text)?;
         let entries = parse_index(&text).map_err(|reason| MemoryError::Invalid {
@@ -273,13 +282,7 @@ impl MemoryStore {
             path: entry.file.clone(),
             reason,
         };
-        let text = self
-            .disk()
-            .read_to_string(&dir.join(&entry.file))
-            .map_err(|source| MemoryError::Io {
-                path: entry.file.clone(),
-                source,
-            })?;
+        let text = self.disk().read_to_string(&dir.join(&entry.file))?;
         check_bounds(&entry.file, &text)?;
         let mut record = MemoryRecord::from_file_text(&text).map_err(|e| invalid(e.to_string()))?;
         if record.name != entry.name {
@@ -439,13 +442,18 @@ impl MemoryStore {
             check_bounds(INDEX_FILE, &index)?;
             let archived = self.write_files(dir, &files, &gone, &index)?;
             for entry in gone {
-                let removed = self
-                    .hit(Fault::DeleteOld)
-                    .and_then(|()| self.disk().remove(&dir.join(&entry.file)));
+                let removed = match self.hit(Fault::DeleteOld) {
+                    Ok(()) => self.disk().remove(&dir.join(&entry.file)),
+                    Err(fault) => Err(PathError::Io {
+                        op: agent_workspace::Op::Remove,
+                        path: entry.file.clone(),
+                        source: fault,
+                    }),
+                };
                 match removed {
                     Ok(()) => {}
                     // A record whose file was missing had nothing to archive or remove.
-                    Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                    Err(err) if err.is_not_found() => {}
                     // Committed and archived already: the leftover original is an unlisted
                     // orphan, removed by the next clean-up.
                     Err(err) => tracing::warn!(
@@ -474,15 +482,14 @@ impl MemoryStore {
             for (file, text) in files {
                 self.hit(Fault::WriteRecord).map_err(step_error)?;
                 let path = dir.join(file);
-                self.disk().write_synced(&path, text).map_err(step_error)?;
+                self.disk().write_synced(&path, text)?;
                 added.push(path);
             }
             if !gone.is_empty() {
                 let archive = self.archive_dir()?;
                 for entry in gone {
                     self.hit(Fault::ArchiveOld).map_err(step_error)?;
-                    let got = archive::link_into(self.disk(), dir, &archive, &entry.file)
-                        .map_err(step_error)?;
+                    let got = archive::link_into(self.disk(), dir, &archive, &entry.file)?;
                     if let Some(name) = got {
                         added.push(archive.join(&name));
                         archived.push(format!("{ARCHIVE_DIR}/{name}"));
@@ -493,13 +500,9 @@ impl MemoryStore {
                 }
             }
             self.hit(Fault::WriteIndex).map_err(step_error)?;
-            self.disk()
-                .write_synced(&tmp_index, index)
-                .map_err(step_error)?;
+            self.disk().write_synced(&tmp_index, index)?;
             self.hit(Fault::RenameIndex).map_err(step_error)?;
-            self.disk()
-                .rename(&tmp_index, &dir.join(INDEX_FILE))
-                .map_err(step_error)
+            Ok(self.disk().rename(&tmp_index, &dir.join(INDEX_FILE))?)
         })();
         if let Err(err) = result {
             // Not committed: remove what this write added; the old set is untouched.

@@ -10,8 +10,9 @@ use agent_core::{
 };
 use async_trait::async_trait;
 
-use crate::clock::{Clock, TokioClock};
 use crate::policy::{Decision, Jitter, RetryPolicy};
+use agent_workspace::{Clock, SystemClock};
+use tokio::time::Instant;
 
 /// The model asked once the main one is overloaded, and its name for the user.
 #[derive(Clone)]
@@ -107,7 +108,7 @@ impl RecoveringModel {
             fallback: None,
             policy,
             events,
-            clock: Arc::new(TokioClock::new()),
+            clock: Arc::new(SystemClock),
             jitter: Mutex::new(Jitter::from_clock()),
             state: Mutex::new(State::default()),
             configured_max_tokens: None,
@@ -179,7 +180,7 @@ impl RecoveringModel {
     pub(crate) async fn with_retries(
         &self,
         request: &ModelRequest,
-        start: Duration,
+        start: Instant,
     ) -> Result<ModelReply, ModelError> {
         let mut attempt: u32 = 0;
         loop {
@@ -187,18 +188,20 @@ impl RecoveringModel {
             // The deadline bounds the attempt in flight too, not only the waits between
             // attempts: a server that stopped answering would otherwise hold the run for a whole
             // --request-timeout past it.
-            let left = self
-                .policy
-                .deadline
-                .saturating_sub(self.clock.elapsed().saturating_sub(start));
+            // A timer raced against the request: a manual clock in a test never fires it on
+            // its own (see `agent_workspace::clock`).
+            let expire: agent_workspace::Sleep = match start.checked_add(self.policy.deadline) {
+                Some(at) => self.clock.sleep_until(at),
+                None => Box::pin(std::future::pending()),
+            };
             let outcome = tokio::select! {
                 outcome = self.current().complete(request) => Some(outcome),
-                () = self.clock.expire(left) => None,
+                () = expire => None,
             };
             let Some(outcome) = outcome else {
                 return Err(ModelError::GaveUp {
                     attempts: attempt,
-                    elapsed: self.clock.elapsed().saturating_sub(start),
+                    elapsed: self.clock.now().saturating_duration_since(start),
                     limit: RetryLimit::Deadline {
                         after: self.policy.deadline,
                     },
@@ -228,7 +231,7 @@ impl RecoveringModel {
             let Some(cause) = transient(&error) else {
                 return Err(error);
             };
-            let elapsed = self.clock.elapsed().saturating_sub(start);
+            let elapsed = self.clock.now().saturating_duration_since(start);
             let give_up = |limit| ModelError::GaveUp {
                 attempts: attempt,
                 elapsed,
@@ -284,7 +287,7 @@ impl RecoveringModel {
 #[async_trait]
 impl ModelClient for RecoveringModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        let start = self.clock.elapsed();
+        let start = self.clock.now();
         let reply = self.with_retries(request, start).await?;
         self.repair_cut_off(request, reply, start).await
     }

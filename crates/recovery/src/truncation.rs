@@ -4,7 +4,6 @@
 //! joined reply. A tool call whose arguments were cut off is never returned to be run.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent_core::{Message, ModelError, ModelReply, ModelRequest, RecoveryAction, Usage};
 
@@ -48,7 +47,7 @@ impl RecoveringModel {
         &self,
         request: &ModelRequest,
         reply: ModelReply,
-        start: Duration,
+        start: tokio::time::Instant,
     ) -> Result<ModelReply, ModelError> {
         if !cut_off(&reply) {
             return Ok(reply);
@@ -103,7 +102,7 @@ impl RecoveringModel {
         request: &ModelRequest,
         first: ModelReply,
         max_tokens: u32,
-        start: Duration,
+        start: tokio::time::Instant,
     ) -> Result<ModelReply, ModelError> {
         let mut text = first.content.unwrap_or_default();
         let mut usage = first.usage;

@@ -7,16 +7,17 @@
 //! - [`tools`]: `task_create`, `task_update`, `task_list`, `task_get`.
 //! - [`render`]: the list, the detail and the system prompt's `## tasks` block.
 
+mod check;
 pub mod graph;
 pub mod model;
 pub mod render;
 pub mod store;
 pub mod tools;
+mod view;
 
 pub use graph::Tasks;
 pub use model::{BadId, Status, Task, TaskId, UnknownStatus, parse_id};
 pub use store::{
-    Clock, Field, FileError, NewTask, Snapshot, TASKS_DIR, TaskChange, TaskError, TaskStore,
-    Updated,
+    Field, FileError, NewTask, Snapshot, TASKS_DIR, TaskChange, TaskError, TaskStore, Updated,
 };
 pub use tools::{register, specs};

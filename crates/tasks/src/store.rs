@@ -4,43 +4,52 @@
 //! .tasks/
 //!   1.json     one task, pretty JSON (see `Task`)
 //!   2.json
-//!   .lock      advisory lock shared by every process writing here
+//!   .lock      advisory lock shared by every process writing here; its first bytes count
+//!              the changes made under it
 //! ```
 //!
-//! There is no index: the folder is the list (a directory scan), so there is nothing to keep
-//! in step with the files. Every change writes exactly ONE file with
-//! [`Workspace::write_atomic`] (temp file, fsync, rename) while holding the lock: a crash
-//! leaves the old file or the new one, never half of one, and a leftover temp file is ignored
-//! by the scan and removed by the next locked change. Edges live on the blocked task only
-//! (`blocked_by`); "completing unblocks its dependents" is computed, so it needs no second
-//! write either.
+//! There is no index file: the folder is the list, so there is nothing to keep in step with
+//! the files. Every change writes exactly ONE file through the workspace's
+//! [`agent_workspace::StateDir`] (temp file, fsync, rename; create-only for a new task) while
+//! holding the lock: a crash leaves the old file or the new one, never half of one, and a
+//! leftover temp file is ignored by the scan and removed by the next locked change. Edges
+//! live on the blocked task only (`blocked_by`); "completing unblocks its dependents" is
+//! computed, so it needs no second write either.
 //!
-//! The next id is one more than the largest `<id>.json` name, read under the lock: two
-//! processes creating at once get different ids, and a file that cannot be read still keeps
-//! its id from being handed out again.
+//! What is read back is checked by the rules of a new task (`check.rs`): a planted file with
+//! a forged heading, escape codes or an oversized subject is skipped with a warning, ids are
+//! bounded (a planted `18446744073709551615.json` is no task at all), and at most
+//! [`MAX_TASKS`] files are read.
+//!
+//! The scan is cached in memory (`view.rs`) and used again while the folder's listing (names,
+//! kinds, inode numbers) and the lock's change counter are what they were: a request with an
+//! unchanged board reads no task file, and a create reads none either.
+//!
+//! The next id is one past the largest `<id>.json` name, under the lock: two processes
+//! creating at once get different ids, and a file that cannot be read still keeps its id
+//! from being handed out again.
 
-use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::UNIX_EPOCH;
 
-use agent_workspace::{Existing, FileKind, Inside, PathError, Workspace};
+use agent_workspace::{Clock, FileKind, PathError, StateDir, StoreError, SystemClock, Workspace};
 
+use crate::check::{check_description, check_text};
 use crate::graph::{self, Tasks};
-use crate::model::{
-    MAX_BLOCKED_BY, MAX_DESCRIPTION_BYTES, MAX_OWNER_CHARS, MAX_SUBJECT_CHARS, Status, Task, TaskId,
-};
+use crate::model::{MAX_BLOCKED_BY, MAX_OWNER_CHARS, MAX_SUBJECT_CHARS, Status, Task, TaskId};
+use crate::view::View;
 
 pub const TASKS_DIR: &str = ".tasks";
-const LOCK_FILE: &str = ".lock";
-/// The most of one task file that is read; a valid one is far smaller (the bounds above).
+/// The most of one task file that is read; a valid one is far smaller (the bounds of
+/// `model.rs`, JSON-escaped).
 pub const READ_LIMIT: u64 = 64 * 1024;
-/// Tasks one workspace may hold: every change scans them all.
+/// Tasks one workspace may hold; on load, files past it (by id) are skipped.
 pub const MAX_TASKS: usize = 1_000;
 
-/// Seconds since the Unix epoch; injected so tests compare whole tasks.
-pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
-
-fn system_clock() -> u64 {
-    SystemTime::now()
+/// Seconds since the Unix epoch on `clock`'s wall (0 before it).
+fn epoch_seconds(clock: &dyn Clock) -> u64 {
+    clock
+        .wall()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
@@ -57,6 +66,12 @@ pub enum FileError {
     WrongId { found: TaskId },
     #[error("it is {0}, not a regular file")]
     NotAFile(FileKind),
+    /// The record parses but breaks a rule a new task is held to (`check.rs`).
+    #[error("it breaks a rule of tasks: {0}")]
+    Invalid(Box<TaskError>),
+    /// More than [`MAX_TASKS`] task files: the ones with the highest ids are not read.
+    #[error("the folder holds more than {MAX_TASKS} task files; this one is past them")]
+    OverLimit,
 }
 
 /// Which text field of a task a check is about.
@@ -99,6 +114,16 @@ pub enum TaskError {
     TooLong { field: Field, limit: String },
     #[error("the {0} must be one line without control characters")]
     NotOneLine(Field),
+    #[error(
+        "the {field} holds the hidden character U+{code:04X} (bidi or invisible): write it without"
+    )]
+    HiddenCharacter { field: Field, code: u32 },
+    #[error("the {0} has spaces around it")]
+    NotTrimmed(Field),
+    #[error("#{0} cannot be a blocker here (out of range, the task itself, or listed twice)")]
+    BadEdge(TaskId),
+    #[error("no task id is left ({max} is the largest)", max = agent_workspace::store::MAX_ID)]
+    NoFreeId,
     #[error("a task may wait for at most {MAX_BLOCKED_BY} others")]
     TooManyBlockers,
     #[error("the task list is full ({MAX_TASKS} tasks)")]
@@ -107,15 +132,16 @@ pub enum TaskError {
     Unreadable {
         id: TaskId,
         #[source]
-        source: FileError,
+        source: Arc<FileError>,
     },
     #[error("the task folder is not usable: {0}")]
     Storage(#[from] PathError),
+    /// The one file of a change could not be written (nothing else was).
     #[error("task {id} cannot be written: {source}")]
-    Encode {
+    Write {
         id: TaskId,
         #[source]
-        source: serde_json::Error,
+        source: StoreError,
     },
 }
 
@@ -125,7 +151,7 @@ impl TaskError {
     pub fn is_refusal(&self) -> bool {
         !matches!(
             self,
-            Self::Unreadable { .. } | Self::Storage(_) | Self::Encode { .. }
+            Self::Unreadable { .. } | Self::Storage(_) | Self::Write { .. } | Self::NoFreeId
         )
     }
 }
@@ -163,199 +189,75 @@ pub struct Updated {
     pub now_ready: Vec<TaskId>,
 }
 
-/// What a scan found: the readable tasks, the skipped files, and the next free id.
-#[derive(Debug, Default)]
+/// What a scan found: the readable tasks, the skipped files, and the next free id (`None`
+/// when every id is taken).
+#[derive(Debug, Default, Clone)]
 pub struct Snapshot {
     pub tasks: Tasks,
-    pub skipped: Vec<(TaskId, FileError)>,
-    pub next_id: TaskId,
+    pub skipped: Vec<(TaskId, Arc<FileError>)>,
+    pub next_id: Option<TaskId>,
 }
 
 pub struct TaskStore {
-    workspace: Workspace,
-    clock: Clock,
+    pub(crate) state: StateDir,
+    clock: Arc<dyn Clock>,
+    /// The last scan and what the folder looked like then.
+    pub(crate) view: Mutex<Option<View>>,
 }
 
 impl std::fmt::Debug for TaskStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskStore")
-            .field("workspace", &self.workspace)
+            .field("folder", &self.state.name())
             .finish_non_exhaustive()
     }
-}
-
-fn check_text(field: Field, text: &str, limit_chars: usize) -> Result<String, TaskError> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err(TaskError::Blank(field));
-    }
-    if text.chars().count() > limit_chars {
-        return Err(TaskError::TooLong {
-            field,
-            limit: format!("{limit_chars} characters"),
-        });
-    }
-    // One line: the subject and owner go into the system prompt's `## tasks`, where a line
-    // break could start a section of its own.
-    if text.chars().any(char::is_control) {
-        return Err(TaskError::NotOneLine(field));
-    }
-    Ok(text.to_string())
-}
-
-fn check_description(text: &str) -> Result<String, TaskError> {
-    let text = text.trim();
-    if text.len() > MAX_DESCRIPTION_BYTES {
-        return Err(TaskError::TooLong {
-            field: Field::Description,
-            limit: format!("{MAX_DESCRIPTION_BYTES} bytes"),
-        });
-    }
-    Ok(text.to_string())
-}
-
-/// `7.json` -> 7; anything else (the lock, temp files, `07.json`) is not a task file.
-fn file_id(name: &str) -> Option<TaskId> {
-    let digits = name.strip_suffix(".json")?;
-    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 impl TaskStore {
     pub fn open(workspace: &Workspace) -> Self {
         Self {
-            workspace: workspace.clone(),
-            clock: Arc::new(system_clock),
+            state: StateDir::new(workspace, TASKS_DIR),
+            clock: Arc::new(SystemClock),
+            view: Mutex::new(None),
         }
     }
 
-    /// The clock `created` and `updated` come from.
-    pub fn with_clock(mut self, clock: Clock) -> Self {
+    /// The clock `created` and `updated` come from (its wall time, in whole seconds).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }
 
-    /// The folder, checked by the boundary on every use: `.tasks` may not be (or become) a
-    /// symlink to outside.
-    fn dir(&self) -> Result<Inside, TaskError> {
-        Ok(self.workspace.inside(TASKS_DIR)?)
+    pub(crate) fn view_slot(&self) -> std::sync::MutexGuard<'_, Option<View>> {
+        // The slot is replaced whole or taken; a panic cannot leave it half-written.
+        self.view.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn task_path(dir: &Inside, id: TaskId) -> Result<Inside, TaskError> {
-        dir.child(&format!("{id}.json"))
-            .ok_or(TaskError::NotFound(id))
+    /// Every task as it is on disk now (from the cache while the folder is unchanged). Reads
+    /// take no lock: each file is replaced whole, so a reader sees every task either before or
+    /// after a change.
+    pub fn snapshot(&self) -> Result<Arc<Snapshot>, TaskError> {
+        self.current()
     }
 
-    /// Every task as it is on disk now. Reads take no lock: each file is replaced whole, so
-    /// a reader sees every task either before or after a change.
-    pub fn snapshot(&self) -> Result<Snapshot, TaskError> {
-        let dir = self.dir()?;
-        match self.workspace.kind(&dir)? {
-            None => Ok(Snapshot {
-                next_id: 1,
-                ..Snapshot::default()
-            }),
-            Some(FileKind::Directory) => self.scan(&dir),
-            Some(kind) => Err(TaskError::Storage(PathError::NotAFile {
-                path: TASKS_DIR.to_string(),
-                kind,
-            })),
-        }
-    }
-
-    /// The readable tasks; skipped files are logged.
+    /// The readable tasks (skipped files are logged when they are scanned).
     pub fn load(&self) -> Result<Tasks, TaskError> {
-        let snapshot = self.snapshot()?;
-        for (id, err) in &snapshot.skipped {
-            tracing::warn!("tasks: skipping {TASKS_DIR}/{id}.json: {err}");
-        }
-        Ok(snapshot.tasks)
+        Ok(self.snapshot()?.tasks.clone())
     }
 
     /// One task; a file that cannot be read says why.
     pub fn get(&self, id: TaskId) -> Result<Task, TaskError> {
-        let mut snapshot = self.snapshot()?;
-        if let Some(task) = snapshot.tasks.remove(&id) {
-            return Ok(task);
+        let snapshot = self.snapshot()?;
+        if let Some(task) = snapshot.tasks.get(&id) {
+            return Ok(task.clone());
         }
-        match snapshot
-            .skipped
-            .into_iter()
-            .find(|(skipped, _)| *skipped == id)
-        {
-            Some((id, source)) => Err(TaskError::Unreadable { id, source }),
+        match snapshot.skipped.iter().find(|(skipped, _)| *skipped == id) {
+            Some((id, source)) => Err(TaskError::Unreadable {
+                id: *id,
+                source: source.clone(),
+            }),
             None => Err(TaskError::NotFound(id)),
         }
-    }
-
-    fn scan(&self, dir: &Inside) -> Result<Snapshot, TaskError> {
-        let mut snapshot = Snapshot {
-            next_id: 1,
-            ..Snapshot::default()
-        };
-        for entry in self.workspace.list_dir(dir)? {
-            let Some(id) = file_id(&entry.name) else {
-                continue;
-            };
-            snapshot.next_id = snapshot.next_id.max(id.saturating_add(1));
-            match self.read_task(dir, id, entry.kind) {
-                Ok(task) => {
-                    snapshot.tasks.insert(id, task);
-                }
-                Err(err) => snapshot.skipped.push((id, err)),
-            }
-        }
-        Ok(snapshot)
-    }
-
-    fn read_task(&self, dir: &Inside, id: TaskId, kind: FileKind) -> Result<Task, FileError> {
-        // Decided from the listing, before any open: a FIFO or a symlink is never opened.
-        if kind != FileKind::File {
-            return Err(FileError::NotAFile(kind));
-        }
-        let path = dir
-            .child(&format!("{id}.json"))
-            .ok_or(FileError::WrongId { found: id })?;
-        let text = self.workspace.read_to_string(&path, READ_LIMIT)?;
-        let task: Task = serde_json::from_str(&text)?;
-        if task.id != id {
-            return Err(FileError::WrongId { found: task.id });
-        }
-        Ok(task)
-    }
-
-    /// Runs `f` on a fresh scan while holding the folder's lock. Temp files a killed writer
-    /// left are removed first: holding the lock means no write is under way.
-    fn locked<T>(
-        &self,
-        f: impl FnOnce(&Inside, Snapshot) -> Result<T, TaskError>,
-    ) -> Result<T, TaskError> {
-        let dir = self.dir()?;
-        self.workspace.create_dir_all(&dir)?;
-        let dir = self.dir()?; // re-check: the folder must still resolve inside
-        let lock_path = dir.child(LOCK_FILE).ok_or_else(|| PathError::Escape {
-            path: format!("{TASKS_DIR}/{LOCK_FILE}"),
-        })?;
-        let _lock = self.workspace.lock_exclusive(&lock_path)?;
-        if let Err(err) = self.workspace.remove_leftovers(&dir) {
-            tracing::warn!("tasks: cannot remove leftover temp files: {err}");
-        }
-        let snapshot = self.scan(&dir)?;
-        f(&dir, snapshot)
-    }
-
-    fn write(&self, dir: &Inside, task: &Task, existing: Existing) -> Result<(), TaskError> {
-        let mut text = serde_json::to_string_pretty(task).map_err(|source| TaskError::Encode {
-            id: task.id,
-            source,
-        })?;
-        text.push('\n');
-        let path = Self::task_path(dir, task.id)?;
-        self.workspace
-            .write_atomic(&path, text.as_bytes(), existing)?;
-        Ok(())
     }
 
     /// Adds a task with the next id. Every blocker must exist; a new task has no dependents,
@@ -367,7 +269,7 @@ impl TaskStore {
         if blocked_by.len() > MAX_BLOCKED_BY {
             return Err(TaskError::TooManyBlockers);
         }
-        self.locked(|dir, snapshot| {
+        self.change(|snapshot| {
             if snapshot.tasks.len() + snapshot.skipped.len() >= MAX_TASKS {
                 return Err(TaskError::Full);
             }
@@ -377,9 +279,9 @@ impl TaskStore {
             {
                 return Err(TaskError::UnknownBlocker(unknown));
             }
-            let now = (self.clock)();
+            let now = epoch_seconds(self.clock.as_ref());
             let task = Task {
-                id: snapshot.next_id,
+                id: snapshot.next_id.ok_or(TaskError::NoFreeId)?,
                 subject,
                 description,
                 status: Status::Pending,
@@ -388,8 +290,7 @@ impl TaskStore {
                 created: now,
                 updated: now,
             };
-            self.write(dir, &task, Existing::Refuse)?;
-            Ok(task)
+            Ok((task.clone(), task))
         })
     }
 
@@ -401,7 +302,7 @@ impl TaskStore {
             Some("") => Some(None),
             Some(owner) => Some(Some(check_text(Field::Owner, owner, MAX_OWNER_CHARS)?)),
         };
-        self.locked(|dir, mut snapshot| {
+        self.change(|snapshot| {
             let mut task = snapshot
                 .tasks
                 .get(&id)
@@ -417,15 +318,16 @@ impl TaskStore {
                 };
                 task.blocked_by.remove(at);
             }
+            let mut tasks = snapshot.tasks.clone();
             for blocker in dedup(change.add_blocked_by) {
                 if task.blocked_by.contains(&blocker) {
                     continue;
                 }
-                if !snapshot.tasks.contains_key(&blocker) {
+                if !tasks.contains_key(&blocker) {
                     return Err(TaskError::UnknownBlocker(blocker));
                 }
-                snapshot.tasks.insert(id, task.clone());
-                if let Some(cycle) = graph::cycle_through(&snapshot.tasks, id, blocker) {
+                tasks.insert(id, task.clone());
+                if let Some(cycle) = graph::cycle_through(&tasks, id, blocker) {
                     return Err(TaskError::Cycle(cycle));
                 }
                 task.blocked_by.push(blocker);
@@ -434,7 +336,7 @@ impl TaskStore {
                 return Err(TaskError::TooManyBlockers);
             }
             if let Some(status) = change.status {
-                let open = graph::open_blockers(&snapshot.tasks, &task);
+                let open = graph::open_blockers(&tasks, &task);
                 if matches!(status, Status::InProgress | Status::Completed) && !open.is_empty() {
                     return Err(TaskError::Blocked {
                         id,
@@ -447,14 +349,13 @@ impl TaskStore {
             if let Some(owner) = owner {
                 task.owner = owner;
             }
-            task.updated = (self.clock)();
-            self.write(dir, &task, Existing::Replace)?;
-            snapshot.tasks.insert(id, task.clone());
-            let now_ready = ready_around(&snapshot.tasks, id)
+            task.updated = epoch_seconds(self.clock.as_ref());
+            tasks.insert(id, task.clone());
+            let now_ready = ready_around(&tasks, id)
                 .into_iter()
                 .filter(|d| !ready_before.contains(d))
                 .collect();
-            Ok(Updated { task, now_ready })
+            Ok((task.clone(), Updated { task, now_ready }))
         })
     }
 }

@@ -183,12 +183,12 @@ impl ToolHandler for TaskCreate {
             blocked_by: ids_argument(&call.arguments, "blocked_by")?,
         };
         let store = self.0.clone();
-        let (tasks, task) = blocking(move || {
+        let (snapshot, task) = blocking(move || {
             let task = store.create(new)?;
-            Ok((store.load()?, task))
+            Ok((store.snapshot()?, task))
         })
         .await?;
-        Ok(format!("created {}", render::line(&tasks, &task)))
+        Ok(format!("created {}", render::line(&snapshot.tasks, &task)))
     }
 
     fn describe(&self, arguments: &Value) -> CallSummary {
@@ -218,17 +218,18 @@ impl ToolHandler for TaskUpdate {
             remove_blocked_by: ids_argument(args, "remove_blocked_by")?,
         };
         let store = self.0.clone();
-        let (tasks, updated) = blocking(move || {
+        let (snapshot, updated) = blocking(move || {
             let updated = store.update(id, change)?;
-            Ok((store.load()?, updated))
+            Ok((store.snapshot()?, updated))
         })
         .await?;
-        let mut text = format!("updated {}", render::line(&tasks, &updated.task));
+        let tasks = &snapshot.tasks;
+        let mut text = format!("updated {}", render::line(tasks, &updated.task));
         let ready: Vec<String> = updated
             .now_ready
             .iter()
             .filter_map(|id| tasks.get(id))
-            .map(|t| render::line(&tasks, t))
+            .map(|t| render::line(tasks, t))
             .collect();
         if !ready.is_empty() {
             text.push_str("\nnow ready:\n");
@@ -255,8 +256,8 @@ impl ToolHandler for TaskList {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let status = status_argument(&call.arguments)?;
         let store = self.0.clone();
-        let tasks = blocking(move || store.load()).await?;
-        Ok(render::list(&tasks, status))
+        let snapshot = blocking(move || store.snapshot()).await?;
+        Ok(render::list(&snapshot.tasks, status))
     }
 
     fn describe(&self, arguments: &Value) -> CallSummary {
@@ -276,12 +277,12 @@ impl ToolHandler for TaskGet {
     async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
         let id = id_argument(&call.arguments, "id")?;
         let store = self.0.clone();
-        let (tasks, task) = blocking(move || {
+        let (snapshot, task) = blocking(move || {
             let task = store.get(id)?;
-            Ok((store.load()?, task))
+            Ok((store.snapshot()?, task))
         })
         .await?;
-        Ok(render::detail(&tasks, &task))
+        Ok(render::detail(&snapshot.tasks, &task))
     }
 
     fn describe(&self, arguments: &Value) -> CallSummary {

@@ -147,19 +147,3 @@ impl From<PathError> for agent_protocol::ToolFailure {
         }
     }
 }
-
-impl From<PathError> for io::Error {
-    /// For callers whose errors carry an `io::Error` and name the path themselves: the I/O
-    /// error itself when there is one (so `NotFound` stays `NotFound`), otherwise the
-    /// boundary's refusal with a fitting kind.
-    fn from(err: PathError) -> Self {
-        let kind = match err {
-            PathError::Io { source, .. } => return source,
-            PathError::Escape { .. } => io::ErrorKind::PermissionDenied,
-            PathError::ThroughMissing { .. } => io::ErrorKind::NotFound,
-            PathError::NotAFile { .. } => io::ErrorKind::InvalidInput,
-            PathError::TooLarge { .. } => io::ErrorKind::FileTooLarge,
-        };
-        io::Error::new(kind, err)
-    }
-}

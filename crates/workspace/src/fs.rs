@@ -15,7 +15,7 @@ use crate::error::{FileKind, Op, PathError};
 /// A regular file opened for reading, with its length when it was opened.
 #[derive(Debug)]
 pub struct RegularFile {
-    file: std::fs::File,
+    pub(crate) file: std::fs::File,
     len: u64,
 }
 
@@ -57,21 +57,22 @@ impl Read for RegularFile {
 pub struct Entry {
     pub name: String,
     pub kind: FileKind,
+    /// The inode number: a file replaced by a rename has a new one, so two listings with
+    /// equal entries name the same files (a store's cache is checked against it).
+    pub ino: u64,
 }
 
-/// An exclusive advisory lock taken by [`Workspace::lock_exclusive`]; dropping it unlocks.
-/// The stores that write several processes' shared files (memory, tasks) hold one for each
-/// read-check-write, so no write is lost and no id is handed out twice.
-#[derive(Debug)]
-pub struct FileLock {
-    file: std::fs::File,
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        // Closing the file would release it too; unlocking first says so explicitly.
-        let _ = self.file.unlock();
-    }
+/// When and as what a path last changed, without following a final symlink: for a folder,
+/// its modification time moves with every name created, removed or renamed in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// What is there (a folder, a file, a symlink, …).
+    pub kind: FileKind,
+    /// The inode number: something renamed into the path's place has a new one.
+    pub ino: u64,
+    /// The modification time (the file system's clock, coarse: changes within one tick of it
+    /// can share a value).
+    pub modified: std::time::SystemTime,
 }
 
 /// Whether [`Workspace::write_atomic`] may replace a file that exists.
@@ -97,6 +98,39 @@ fn read_options() -> OpenOptions {
 }
 
 impl Workspace {
+    /// The entry at `path` as a listing of its folder would show it (name, kind, inode),
+    /// without following a final symlink; `None` when nothing is there.
+    pub fn entry(&self, path: &Inside) -> Result<Option<Entry>, PathError> {
+        use cap_std::fs::MetadataExt;
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return Ok(None);
+        };
+        match self.dir().symlink_metadata(path.cap()) {
+            Ok(meta) => Ok(Some(Entry {
+                name: name.to_string(),
+                kind: FileKind::of(&meta.file_type()),
+                ino: meta.ino(),
+            })),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(PathError::io(Op::Resolve, path, source)),
+        }
+    }
+
+    /// The [`Stamp`] of `path` (not following a final symlink); `None` when nothing is there.
+    pub fn stamp(&self, path: &Inside) -> Result<Option<Stamp>, PathError> {
+        use cap_std::fs::MetadataExt;
+        let err = |source| PathError::io(Op::Resolve, path, source);
+        match self.dir().symlink_metadata(path.cap()) {
+            Ok(meta) => Ok(Some(Stamp {
+                kind: FileKind::of(&meta.file_type()),
+                ino: meta.ino(),
+                modified: meta.modified().map_err(err)?.into_std(),
+            })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(err(source)),
+        }
+    }
+
     /// What is at `path`, without following a final symlink; `None` when nothing is.
     pub fn kind(&self, path: &Inside) -> Result<Option<FileKind>, PathError> {
         match self.dir().symlink_metadata(path.cap()) {
@@ -186,6 +220,8 @@ impl Workspace {
         };
         self.create_dir_all(&parent)?;
         let permissions = match self.dir().symlink_metadata(path.cap()) {
+            // A quick refusal only: the guarantee is the no-replace rename below, since a
+            // file may appear between this look and the rename.
             Ok(_) if existing == Existing::Refuse => {
                 return Err(write_err(io::Error::from(io::ErrorKind::AlreadyExists)));
             }
@@ -216,7 +252,10 @@ impl Workspace {
                 file.set_permissions(permissions)?;
             }
             file.sync_all()?;
-            self.dir().rename(temp.cap(), self.dir(), path.cap())
+            match existing {
+                Existing::Replace => self.dir().rename(temp.cap(), self.dir(), path.cap()),
+                Existing::Refuse => self.rename_new(&parent, &temp, path),
+            }
         })();
         if let Err(source) = result {
             let _ = self.dir().remove_file(temp.cap());
@@ -226,10 +265,48 @@ impl Workspace {
         Ok(())
     }
 
+    /// Renames `from` to `to`, both in `folder`, failing with `AlreadyExists` if anything is
+    /// at `to`: one `renameat2(RENAME_NOREPLACE)`, so two writers creating the same name at
+    /// once cannot both succeed (a look-then-rename could). Where the file system does not
+    /// support the flag, a hard link (which also refuses an existing name) and an unlink.
+    fn rename_new(&self, folder: &Inside, from: &Inside, to: &Inside) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+
+        let name = |path: &Inside| {
+            path.file_name()
+                .map(|n| std::ffi::CString::new(n.as_bytes()))
+                .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+        };
+        let (old, new) = (name(from)?, name(to)?);
+        // The folder is opened through the handle (beneath the root, no-follow), and the
+        // rename names plain entries of it: no path is resolved by the kernel outside cap-std.
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW);
+        let dir = self.dir().open_with(folder.cap(), &options)?;
+        let fd = dir.as_raw_fd();
+        // SAFETY: `fd` is an open directory for the whole call (`dir` lives until the end of
+        // this function) and both names are NUL-terminated C strings that outlive the call.
+        let done =
+            unsafe { libc::renameat2(fd, old.as_ptr(), fd, new.as_ptr(), libc::RENAME_NOREPLACE) };
+        if done == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if !matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+            return Err(err);
+        }
+        self.dir().hard_link(from.cap(), self.dir(), to.cap())?;
+        self.dir().remove_file(from.cap())
+    }
+
     /// Opens a regular file with `options` (plus `O_NOFOLLOW`, `O_NONBLOCK`, `O_NOCTTY`),
     /// creating its folders first when `options` may create it. Anything but a regular file
     /// at `path` is refused.
-    fn open_file(
+    pub(crate) fn open_file(
         &self,
         path: &Inside,
         options: &mut OpenOptions,
@@ -264,26 +341,6 @@ impl Workspace {
             .map_err(|source| PathError::io(Op::Append, path, source))
     }
 
-    /// Opens (creating) a file to take an advisory lock on.
-    pub fn open_lock(&self, path: &Inside) -> Result<std::fs::File, PathError> {
-        self.open_file(
-            path,
-            OpenOptions::new().read(true).write(true).create(true),
-            Op::Lock,
-        )
-    }
-
-    /// Takes an exclusive advisory lock on the file at `path` (created if missing, never
-    /// truncated; a symlink or anything but a regular file is refused), waiting for whoever
-    /// holds it. The lock is per open file, so two handles in one process exclude each other
-    /// as two processes do. Released when the guard drops.
-    pub fn lock_exclusive(&self, path: &Inside) -> Result<FileLock, PathError> {
-        let file = self.open_lock(path)?;
-        file.lock()
-            .map_err(|source| PathError::io(Op::Lock, path, source))?;
-        Ok(FileLock { file })
-    }
-
     pub fn remove_file(&self, path: &Inside) -> Result<(), PathError> {
         self.dir()
             .remove_file(path.cap())
@@ -304,9 +361,20 @@ impl Workspace {
     /// The folder's entries, sorted by name. Names that are not UTF-8 are skipped: nothing
     /// the harness writes has one, and a model could not name it back.
     pub fn list_dir(&self, path: &Inside) -> Result<Vec<Entry>, PathError> {
+        self.list_dir_bounded(path, usize::MAX)
+    }
+
+    /// [`Self::list_dir`], but reading at most `max + 1` entries: a caller seeing more than
+    /// `max` knows the folder is over its bound without having held all of it.
+    pub fn list_dir_bounded(&self, path: &Inside, max: usize) -> Result<Vec<Entry>, PathError> {
         let list_err = |source| PathError::io(Op::List, path, source);
         let mut entries = Vec::new();
-        for entry in self.dir().read_dir(path.cap()).map_err(list_err)? {
+        for entry in self
+            .dir()
+            .read_dir(path.cap())
+            .map_err(list_err)?
+            .take(max.saturating_add(1))
+        {
             let entry = entry.map_err(list_err)?;
             let Ok(name) = entry.file_name().into_string() else {
                 continue;
@@ -315,7 +383,8 @@ impl Workspace {
                 .file_type()
                 .map(|t| FileKind::of(&t))
                 .unwrap_or(FileKind::Unknown);
-            entries.push(Entry { name, kind });
+            let ino = std::os::unix::fs::DirEntryExt::ino(&entry);
+            entries.push(Entry { name, kind, ino });
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(entries)

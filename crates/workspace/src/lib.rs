@@ -11,14 +11,24 @@
 //! - [`process::shell`] starts `bash -c` without the model server's credentials, its
 //!   [`process::ProcessTree`] ends every process the command started, and
 //!   [`process::supervise`] waits for it under one deadline with bounded output ([`Capture`]).
+//! - [`StateDir`]: a folder of the harness's own records under one lock ([`store`]): atomic
+//!   and create-only JSON writes, bounded reads and ids.
+//! - [`Clock`]: the one source of time (monotonic, wall, sleeps), real ([`SystemClock`]) or
+//!   moved by a test ([`ManualClock`]).
 
 mod boundary;
 mod capture;
+pub mod clock;
 mod error;
 mod fs;
+mod lock;
 pub mod process;
+pub mod store;
 
 pub use boundary::{Inside, Workspace};
 pub use capture::Capture;
+pub use clock::{Clock, ManualClock, Sleep, Sleeping, SystemClock};
 pub use error::{FileKind, Op, PathError};
-pub use fs::{Entry, Existing, FileLock, RegularFile, TEMP_PREFIX};
+pub use fs::{Entry, Existing, RegularFile, Stamp, TEMP_PREFIX};
+pub use lock::FileLock;
+pub use store::{StateDir, StateLock, StoreError};

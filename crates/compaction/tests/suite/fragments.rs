@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use agent_compaction::{CompactionConfig, Compactor};
-use agent_core::{HistoryProcessor, Message, ModelReply, Recording, ScriptedModel};
+use agent_core::{HistoryProcessor, Message, ModelReply};
+use agent_test_support::{Recording, ScriptedModel};
 use agent_workspace::Workspace;
 
 const SUMMARY: &str = r#"{"current_goal": "g", "key_findings": [], "files_read_or_changed": [], "remaining_work": [], "user_constraints": []}"#;

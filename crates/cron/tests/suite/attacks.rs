@@ -35,7 +35,7 @@ async fn an_outward_agent_tutorial_folder_is_refused() {
             json!({"cron": "0 9 * * *", "prompt": "p", "durable": true})
         )
         .await,
-        "Error [path_escape]: cannot use the schedule file: `.agent_tutorial/crons.lock` resolves outside the workspace"
+        "Error [path_escape]: cannot use the schedule file: `.agent_tutorial` resolves outside the workspace"
     );
     assert_eq!(
         fx.call("list_crons", json!({})).await,
@@ -92,7 +92,7 @@ fn dot_dot_through_a_missing_folder_is_refused() {
         [fx.scheduler.list().unwrap_err(), add_durable(&fx)].map(|e| e.to_string()),
         [
             "cannot use the schedule file: cannot resolve `.agent_tutorial/crons.json`: `missing` does not exist, so `..` after it leads nowhere",
-            "cannot use the schedule file: cannot resolve `.agent_tutorial/crons.lock`: `missing` does not exist, so `..` after it leads nowhere",
+            "cannot use the schedule file: cannot resolve `.agent_tutorial`: `missing` does not exist, so `..` after it leads nowhere",
         ]
     );
     assert!(!fx.dir.path().join("missing").exists());
@@ -179,5 +179,118 @@ fn an_unreadable_record_is_skipped_but_kept_through_later_writes() {
         "ID  KIND     CRON       TIMEZONE  NEXT RUN (UTC)        PROMPT\n\
          2   durable  0 9 * * *  UTC       2026-01-01 09:00 UTC  good\n\
          (1 unreadable record in .agent_tutorial/crons.json skipped)"
+    );
+}
+
+/// A durable record as the store writes it, with `id` and `prompt` as given.
+fn record(id: &str, prompt: &str) -> serde_json::Value {
+    json!({"id": id, "cron": "0 9 * * *", "prompt": prompt, "timezone": "UTC",
+        "durability": "durable", "next_fire_utc": "2026-01-01T09:00:00Z",
+        "created": "2026-01-01T00:00:00Z"})
+}
+
+fn plant(fx: &Fixture, next_id: u64, schedules: Vec<serde_json::Value>) {
+    std::fs::create_dir_all(fx.dir.path().join(".agent_tutorial")).unwrap();
+    std::fs::write(
+        fx.crons_json(),
+        json!({"version": 1, "next_id": next_id, "schedules": schedules}).to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_planted_counter_at_the_end_of_u64_neither_panics_nor_reuses_an_id() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    plant(&fx, u64::MAX, vec![record("4", "four")]);
+    let added = fx
+        .scheduler
+        .add(new_schedule("0 9 * * *", "good", None, Durability::Durable))
+        .unwrap();
+    assert_eq!(added.id.as_str(), "5");
+}
+
+#[test]
+fn planted_ids_past_the_bound_and_prompts_that_break_the_rules_are_skipped_on_load() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    plant(
+        &fx,
+        2,
+        vec![
+            record("18446744073709551615", "huge id"),
+            record("2", "\u{1b}]52;c;aGVsbG8=\u{7}clipboard"),
+            record("3", "\u{202E}reversed"),
+            record("4", &"x".repeat(agent_cron::MAX_PROMPT_BYTES + 1)),
+            record("5", "fine\nover two lines"),
+        ],
+    );
+    let ids: Vec<String> = fx
+        .scheduler
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id.to_string())
+        .collect();
+    assert_eq!(ids, ["5"]);
+    assert_eq!(
+        durable_table(&fx.workspace()).unwrap(),
+        "ID  KIND     CRON       TIMEZONE  NEXT RUN (UTC)        PROMPT\n\
+         5   durable  0 9 * * *  UTC       2026-01-01 09:00 UTC  fine over two lines\n\
+         (4 unreadable records in .agent_tutorial/crons.json skipped)"
+    );
+}
+
+#[test]
+fn the_schedule_limit_applies_to_a_planted_file_too() {
+    // Measured before: 3,000 planted schedules all came due and made 914 model requests.
+    let fx = Fixture::new("2026-01-01T09:00:00Z");
+    let planted: Vec<_> = (1..=3000)
+        .map(|n| record(&n.to_string(), "run me"))
+        .collect();
+    plant(&fx, 3001, planted);
+    let due = fx.scheduler.due().unwrap();
+    assert_eq!(
+        (due.len(), fx.scheduler.list().unwrap().len()),
+        (agent_cron::MAX_SCHEDULES, agent_cron::MAX_SCHEDULES)
+    );
+    // Nothing is lost: the records past the limit stay in the file as they were.
+    let on_disk: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fx.crons_json()).unwrap()).unwrap();
+    assert_eq!(on_disk["schedules"].as_array().unwrap().len(), 3000);
+    assert_eq!(on_disk["schedules"][2999], record("3000", "run me"));
+}
+
+#[test]
+fn a_prompt_with_a_hidden_character_is_refused_when_added() {
+    let fx = Fixture::new("2026-01-01T00:00:00Z");
+    let refused = fx
+        .scheduler
+        .add(new_schedule(
+            "0 9 * * *",
+            "a\u{202E}b",
+            None,
+            Durability::Session,
+        ))
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the prompt holds the hidden character U+202E: write it without"
+    );
+}
+
+#[test]
+fn the_table_shows_hidden_characters_escaped_whatever_reaches_it() {
+    let schedule = agent_cron::Schedule {
+        id: agent_cron::ScheduleId::parse("s1"),
+        cron: "0 9 * * *".into(),
+        prompt: "a\u{1b}[2Jb\u{202E}c".into(),
+        timezone: "UTC".into(),
+        durability: Durability::Session,
+        next_fire_utc: super::ts("2026-01-01T09:00:00Z"),
+        created: super::ts("2026-01-01T00:00:00Z"),
+    };
+    assert_eq!(
+        agent_cron::format_table(&[schedule]),
+        "ID  KIND     CRON       TIMEZONE  NEXT RUN (UTC)        PROMPT\n\
+         s1  session  0 9 * * *  UTC       2026-01-01 09:00 UTC  a\\u{1b}[2Jb\\u{202e}c"
     );
 }

@@ -2,11 +2,9 @@
 
 use std::sync::Arc;
 
-use agent_core::{
-    AgentRunner, FixedPrompt, FragmentKind, Message, ModelReply, Recording, ScriptedModel,
-    ToolRegistry,
-};
+use agent_core::{AgentRunner, FixedPrompt, FragmentKind, Message, ModelReply, ToolRegistry};
 use agent_hooks::{FnHook, HookEventKind, HookRegistry, UserPromptSubmitOutput};
+use agent_test_support::{Recording, ScriptedModel};
 
 /// A hook's context (and its name, from `hooks.json`) cannot close the `<hook-context>` block
 /// or forge another: the whole request shows the text escaped inside the one block.

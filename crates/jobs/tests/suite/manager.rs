@@ -86,7 +86,7 @@ async fn ids_continue_after_an_earlier_sessions_jobs() {
 async fn a_job_over_its_limit_is_killed_and_reported() {
     let (dir, jobs) = manager_with(|config| {
         config.limit = Duration::from_secs(1);
-        config.clock = std::sync::Arc::new(agent_jobs::TokioClock);
+        config.clock = std::sync::Arc::new(agent_jobs::SystemClock);
     });
     let id = jobs.start("sleep 30").unwrap();
     let killed = JobStatus::Killed {

@@ -36,6 +36,14 @@ impl Clock for StepClock {
     fn now(&self) -> Instant {
         self.base + self.step * self.reads.fetch_add(1, Ordering::SeqCst)
     }
+
+    fn wall(&self) -> std::time::SystemTime {
+        std::time::SystemTime::UNIX_EPOCH
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> agent_jobs::Sleep {
+        Box::pin(tokio::time::sleep_until(deadline))
+    }
 }
 
 /// A workspace and a manager over it whose jobs take 4.2 s by the clock.

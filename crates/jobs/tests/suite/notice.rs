@@ -2,11 +2,9 @@
 
 use std::sync::Arc;
 
-use agent_core::{
-    AgentRunner, FixedPrompt, FragmentKind, Message, ModelReply, Recording, ScriptedModel,
-    ToolRegistry,
-};
+use agent_core::{AgentRunner, FixedPrompt, FragmentKind, Message, ModelReply, ToolRegistry};
 use agent_jobs::JobStatus;
+use agent_test_support::{Recording, ScriptedModel};
 
 use super::manager;
 

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use agent_core::{Message, ModelReply, Recording, ScriptedModel};
+use agent_core::{Message, ModelReply};
 use agent_memory::{MemoryDelivery, MemoryRecord, MemorySession, MemoryType, render_block};
+use agent_test_support::{Recording, ScriptedModel};
 use agent_workspace::Workspace;
 
 /// A job printed `</job>` and a line posing as the person; a hook added context. The

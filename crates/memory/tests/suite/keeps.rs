@@ -196,13 +196,17 @@ fn a_corrupt_record_is_skipped_and_named_while_the_others_work() {
             Skipped {
                 name: "gamma".into(),
                 file: gamma.clone(),
-                reason: format!("{gamma}: No such file or directory (os error 2)"),
+                reason: format!(
+                    "cannot read `.memory/{gamma}`: No such file or directory (os error 2)"
+                ),
             },
         ]
     );
     assert_eq!(
         loaded.skipped[1].to_string(),
-        format!("`gamma` ({gamma}): {gamma}: No such file or directory (os error 2)")
+        format!(
+            "`gamma` ({gamma}): cannot read `.memory/{gamma}`: No such file or directory (os error 2)"
+        )
     );
     // Writes go on, and a corrupt record can be forgotten (and is archived as it is).
     store.upsert(vec![rec("delta")]).unwrap();

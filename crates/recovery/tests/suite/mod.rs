@@ -13,7 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use agent_core::{AgentEvent, CollectingSink, Message, ModelClient, ModelRequest, RecoveryAction};
 use agent_openai::{ApiKey, OpenAiConfig, OpenAiModel, Sampling};
-use agent_recovery::{Jitter, ManualClock, RecoveringModel, RetryPolicy};
+use agent_recovery::{Jitter, RecoveringModel, RetryPolicy};
+use agent_workspace::{ManualClock, Sleeping};
 use serde_json::{Value, json};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -76,7 +77,7 @@ pub struct Rig {
 
 impl Rig {
     pub fn new(primary: Arc<dyn ModelClient>, policy: RetryPolicy) -> Self {
-        let clock = Arc::new(ManualClock::starting_at(t0()));
+        let clock = Arc::new(ManualClock::with_sleeping(t0(), Sleeping::Jumps));
         let events = Arc::new(CollectingSink::new());
         let model = RecoveringModel::new(primary, policy, events.clone())
             .clock(clock.clone())

@@ -165,3 +165,30 @@ async fn unknown_ids_and_bad_arguments_are_tool_errors() {
     );
     assert!(!f.path(".tasks/1.json").exists());
 }
+
+#[test]
+fn the_cycle_check_finds_the_first_path_through_a_dense_graph() {
+    use agent_tasks::{Status, Task, Tasks};
+    // Each task waits for up to 50 earlier ones: many paths lead from 600 down to 1.
+    let tasks: Tasks = (1..=600u64)
+        .map(|id| {
+            let blocked_by = (id.saturating_sub(50).max(1)..id).rev().collect();
+            let task = Task {
+                id,
+                subject: format!("t{id}"),
+                description: String::new(),
+                status: Status::Pending,
+                owner: None,
+                blocked_by,
+                created: 0,
+                updated: 0,
+            };
+            (id, task)
+        })
+        .collect();
+    // Adding 1 -> 600 would close a cycle; the path follows each task's first blocker.
+    let path = agent_tasks::graph::cycle_through(&tasks, 1, 600).unwrap();
+    let expected: Vec<u64> = std::iter::once(1).chain((1..=600).rev()).collect();
+    assert_eq!(path, expected);
+    assert_eq!(agent_tasks::graph::cycle_through(&tasks, 600, 1), None);
+}

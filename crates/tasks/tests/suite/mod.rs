@@ -26,16 +26,30 @@ impl Fixture {
     }
 
     pub fn in_dir(dir: TempDir) -> Self {
-        let ws = Workspace::new(dir.path()).unwrap();
-        let store = Arc::new(TaskStore::open(&ws).with_clock(Arc::new(|| 1_700_000_000)));
-        let registry = agent_tasks::register(ToolRegistry::builder(), &store)
-            .build()
-            .unwrap();
+        let (store, registry) = Self::open(&dir);
         Self {
             dir,
             store,
             registry,
         }
+    }
+
+    /// A new store over the same folder: what the next process sees (nothing cached).
+    pub fn restart(&mut self) {
+        (self.store, self.registry) = Self::open(&self.dir);
+    }
+
+    fn open(dir: &TempDir) -> (Arc<TaskStore>, ToolRegistry) {
+        let ws = Workspace::new(dir.path()).unwrap();
+        let store = Arc::new(TaskStore::open(&ws).with_clock(Arc::new(
+            agent_workspace::ManualClock::new(
+                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000),
+            ),
+        )));
+        let registry = agent_tasks::register(ToolRegistry::builder(), &store)
+            .build()
+            .unwrap();
+        (store, registry)
     }
 
     /// Runs one call the way the loop does and returns the text the model would see.

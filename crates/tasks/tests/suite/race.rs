@@ -45,3 +45,31 @@ fn two_writers_creating_fifty_tasks_each_lose_nothing() {
         .collect();
     assert_eq!(subjects, expected);
 }
+
+#[test]
+fn a_change_by_another_store_is_seen_by_a_cached_one() {
+    use agent_tasks::{Status, TaskChange};
+    let dir = tempfile::tempdir().unwrap();
+    let open = || TaskStore::open(&Workspace::new(dir.path()).unwrap());
+    let (mine, theirs) = (open(), open());
+    let id = mine
+        .create(NewTask {
+            subject: "shared".into(),
+            ..NewTask::default()
+        })
+        .unwrap()
+        .id;
+    assert_eq!(mine.get(id).unwrap().status, Status::Pending);
+    for status in [Status::InProgress, Status::Pending, Status::Completed] {
+        theirs
+            .update(
+                id,
+                TaskChange {
+                    status: Some(status),
+                    ..TaskChange::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(mine.get(id).unwrap().status, status);
+    }
+}

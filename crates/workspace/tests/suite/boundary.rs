@@ -378,7 +378,7 @@ mod properties {
                 }
                 let _ = ws.append(&inside, b"appended");
                 let _ = ws.write_atomic(&inside, b"written", Existing::Replace);
-                let _ = ws.open_lock(&inside);
+                let _ = ws.lock_exclusive(&inside);
                 let _ = ws.create_dir_all(&inside);
                 let _ = ws.remove_leftovers(&inside);
             }

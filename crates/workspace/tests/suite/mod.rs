@@ -1,1 +1,2 @@
 mod boundary;
+mod store;
