@@ -10,9 +10,10 @@
 //! - [`tools`]: the team tools; the ones that need the session call [`runtime::TeamRuntime`].
 //! - [`roster`]: who may receive mail and which names are free, as the runtime reports it.
 //! - [`message`]: a stored message and the fragment its recipient's model reads.
-//! - [`clock`]: injected time.
+//!
+//! Time comes from `agent_workspace::Clock` (its wall reading, in milliseconds since the Unix
+//! epoch), so tests move it by hand; the locks and bounded listings are the workspace's.
 
-pub mod clock;
 pub mod exchange;
 pub mod gate;
 pub mod mailbox;
@@ -22,7 +23,20 @@ pub mod roster;
 pub mod runtime;
 pub mod tools;
 
-pub use clock::{Clock, ManualClock, SystemClock};
+use std::time::UNIX_EPOCH;
+
+use agent_workspace::Clock;
+
+/// The wall time of `clock` in milliseconds since the Unix epoch (0 before it): what the
+/// stores stamp and compare.
+pub(crate) fn now_ms(clock: &dyn Clock) -> u64 {
+    clock
+        .wall()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
 pub use exchange::{AnswerError, Delivered, answer};
 pub use gate::{GateState, PLAN_GATE, PlanGate, PlanRequirement};
 pub use mailbox::{Acked, Counts, Failed, Folder, MailError, Mailbox};

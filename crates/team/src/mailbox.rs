@@ -24,11 +24,11 @@ mod files;
 use std::sync::Arc;
 
 use agent_protocol::AgentId;
-use agent_workspace::{Existing, FileLock, Inside, PathError, Workspace};
+use agent_workspace::{Clock, Existing, FileLock, Inside, PathError, Workspace};
 
-use crate::clock::Clock;
 use crate::message::{MailKind, MailMessage, MessageId};
 use crate::roster::{RecipientError, Roster};
+use agent_workspace::store::MAX_ENTRIES;
 
 pub use files::FileProblem;
 
@@ -103,6 +103,12 @@ pub enum MailError {
         /// What is wrong with it.
         #[source]
         problem: FileProblem,
+    },
+    /// A folder of the mailbox holds more entries than a listing reads (someone filled it).
+    #[error("`{folder}` holds more than {MAX_ENTRIES} entries; remove what does not belong there")]
+    TooManyEntries {
+        /// The folder, workspace-relative.
+        folder: String,
     },
     /// The mailbox folder cannot be read or written.
     #[error("the mailbox is not usable: {0}")]
@@ -188,6 +194,7 @@ impl Mailbox {
             .inside(&format!("{}/{recipient}", self.root))?)
     }
 
+    /// Takes the lock of `recipient`'s mailbox (`<mailbox>/.lock`, created with its folder).
     fn lock(&self, recipient: &AgentId) -> Result<FileLock, MailError> {
         let path = self
             .workspace
@@ -215,7 +222,7 @@ impl Mailbox {
             to: to.clone(),
             kind,
             body: body.to_string(),
-            created_at: self.clock.now_ms(),
+            created_at: crate::now_ms(self.clock.as_ref()),
             failures: Vec::new(),
         };
         let bytes = serde_json::to_vec_pretty(&message)?;

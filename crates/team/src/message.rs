@@ -9,7 +9,6 @@ use agent_protocol::fragment::{Fragment, FragmentKind, Template};
 use agent_protocol::{AgentId, RequestId};
 use serde::{Deserialize, Serialize};
 
-use crate::clock::{Clock, SystemClock};
 use crate::requests::{Decision, RequestKind};
 
 const MAIL: Template = Template::new(FragmentKind::TeammateMail, include_str!("teammate_mail.md"));
@@ -43,7 +42,7 @@ impl MessageId {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         static STARTED: OnceLock<u64> = OnceLock::new();
         // A pid is reused after its process ends; the start time keeps the ids apart.
-        let started = *STARTED.get_or_init(|| SystemClock.now_ms());
+        let started = *STARTED.get_or_init(|| crate::now_ms(&agent_workspace::SystemClock));
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         Self(format!("{:08x}-{started:011x}-{n:012}", std::process::id()))
     }

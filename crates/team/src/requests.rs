@@ -14,10 +14,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use agent_protocol::{AgentId, RequestId};
-use agent_workspace::{PathError, Workspace};
+use agent_workspace::{Clock, PathError, StateDir, StoreError, Workspace};
 use serde::{Deserialize, Serialize};
-
-use crate::clock::Clock;
 
 pub use state::{MAX_CONTENT_BYTES, MAX_REQUESTS, READ_LIMIT, REQUESTS_FILE};
 
@@ -219,25 +217,18 @@ pub enum RequestError {
     /// [`MAX_REQUESTS`] requests are pending.
     #[error("{MAX_REQUESTS} requests are pending; answer some first")]
     Full,
-    /// The state file is not a request list.
-    #[error("`{file}` is not a request list: {source}")]
-    Corrupt {
-        file: String,
-        #[source]
-        source: serde_json::Error,
-    },
-    /// The state file cannot be read or written.
+    /// The state folder or its lock cannot be used.
     #[error("the request store is not usable: {0}")]
     Storage(#[from] PathError),
-    /// The list could not be encoded (a bug).
-    #[error("the request list cannot be encoded: {0}")]
-    Encode(serde_json::Error),
+    /// The state file cannot be read (not a request list, too large, not a file) or written.
+    #[error("the request store is not usable: {0}")]
+    Store(#[from] StoreError),
 }
 
 /// The protocol requests of one workspace.
 #[derive(Debug, Clone)]
 pub struct RequestStore {
-    workspace: Workspace,
+    state: StateDir,
     clock: Arc<dyn Clock>,
     expiry_ms: u64,
 }
@@ -246,7 +237,7 @@ impl RequestStore {
     /// The store in [`REQUESTS_FILE`], requests expiring after [`DEFAULT_EXPIRY_MS`].
     pub fn new(workspace: Workspace, clock: Arc<dyn Clock>) -> Self {
         Self {
-            workspace,
+            state: state::dir(&workspace),
             clock,
             expiry_ms: DEFAULT_EXPIRY_MS,
         }
@@ -266,7 +257,7 @@ impl RequestStore {
                 size: new.content.len(),
             });
         }
-        let now = self.clock.now_ms();
+        let now = crate::now_ms(self.clock.as_ref());
         self.change(|state| {
             if new.kind == RequestKind::PlanApproval {
                 for old in state.requests.iter_mut().filter(|r| {
@@ -295,7 +286,7 @@ impl RequestStore {
 
     /// Answers a request: exactly one terminal transition (see the module docs).
     pub fn respond(&self, response: &Response) -> Result<Answered, RequestError> {
-        let now = self.clock.now_ms();
+        let now = crate::now_ms(self.clock.as_ref());
         self.change(|state| {
             let request = state
                 .requests

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use agent_protocol::AgentId;
 use agent_team::mailbox::Counts;
-use agent_team::{MailKind, Mailbox, Member, Roster, SystemClock, TeammateStatus};
-use agent_workspace::Workspace;
+use agent_team::{MailKind, Mailbox, Member, Roster, TeammateStatus};
+use agent_workspace::{SystemClock, Workspace};
 
 const ENV_DIR: &str = "AGENT_TEAM_WORKER_DIR";
 const ENV_NAME: &str = "AGENT_TEAM_WORKER_NAME";

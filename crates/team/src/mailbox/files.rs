@@ -2,6 +2,7 @@
 //! (bounded, no symlink, no FIFO), moving, and quarantining.
 
 use agent_protocol::AgentId;
+use agent_workspace::store::MAX_ENTRIES;
 use agent_workspace::{Existing, Inside, PathError, TEMP_PREFIX};
 
 use super::{Folder, MailError, Mailbox, QuarantineEntry, READ_LIMIT, REASON_SUFFIX};
@@ -53,11 +54,16 @@ impl Mailbox {
         folder: Folder,
     ) -> Result<Vec<String>, MailError> {
         let path = self.folder(recipient, folder)?;
-        let entries = match self.workspace.list_dir(&path) {
+        let entries = match self.workspace.list_dir_bounded(&path, MAX_ENTRIES) {
             Ok(entries) => entries,
             Err(err) if err.is_not_found() => return Ok(Vec::new()),
             Err(err) => return Err(err.into()),
         };
+        if entries.len() > MAX_ENTRIES {
+            return Err(MailError::TooManyEntries {
+                folder: path.to_string(),
+            });
+        }
         Ok(entries
             .into_iter()
             .map(|e| e.name)

@@ -1,14 +1,16 @@
 //! The state file of the request store: loaded and saved whole under the lock, bounded on
 //! load.
 
-use agent_workspace::Existing;
+use agent_workspace::{StateDir, StateLock, Workspace};
 use serde::{Deserialize, Serialize};
 
 use super::{ProtocolRequest, RequestError, RequestStatus, RequestStore};
 
 /// The state file.
 pub const REQUESTS_FILE: &str = ".agent_tutorial/requests.json";
-const LOCK_FILE: &str = ".agent_tutorial/requests.lock";
+const STATE_FOLDER: &str = ".agent_tutorial";
+const FILE_NAME: &str = "requests.json";
+const LOCK_NAME: &str = "requests.lock";
 /// The largest content (a plan) a request may carry, in bytes.
 pub const MAX_CONTENT_BYTES: usize = 16 * 1024;
 /// The most requests kept; the oldest answered ones make room for new ones.
@@ -52,30 +54,25 @@ impl State {
     }
 }
 
-impl RequestStore {
-    fn load(&self) -> Result<State, RequestError> {
-        let path = self.workspace.inside(REQUESTS_FILE)?;
-        let bytes = match self.workspace.read_bytes(&path, READ_LIMIT) {
-            Ok(bytes) => bytes,
-            Err(err) if err.is_not_found() => return Ok(State::default()),
-            Err(err) => return Err(err.into()),
-        };
-        let state: State =
-            serde_json::from_slice(&bytes).map_err(|source| RequestError::Corrupt {
-                file: REQUESTS_FILE.to_string(),
-                source,
-            })?;
-        if state.requests.len() > MAX_REQUESTS {
-            return Err(RequestError::Full);
-        }
-        Ok(state)
-    }
+/// The request store's folder, with its own lock file (the folder is shared with other
+/// state).
+pub(super) fn dir(workspace: &Workspace) -> StateDir {
+    StateDir::new(workspace, STATE_FOLDER).with_lock_file(LOCK_NAME)
+}
 
+/// The list in the locked folder (empty when there is no file yet), bounded on load.
+fn load(lock: &StateLock<'_>) -> Result<State, RequestError> {
+    let state: State = lock.read_json(FILE_NAME, READ_LIMIT)?.unwrap_or_default();
+    if state.requests.len() > MAX_REQUESTS {
+        return Err(RequestError::Full);
+    }
+    Ok(state)
+}
+
+impl RequestStore {
     /// The state, read under the lock (so never half of a change).
     pub(super) fn load_locked(&self) -> Result<State, RequestError> {
-        let lock = self.workspace.inside(LOCK_FILE)?;
-        let _lock = self.workspace.lock_exclusive(&lock)?;
-        self.load()
+        load(&self.state.lock()?)
     }
 
     /// Runs `f` on the state under the lock and saves the state when `f` returns `Ok` (also
@@ -84,14 +81,10 @@ impl RequestStore {
         &self,
         f: impl FnOnce(&mut State) -> Result<T, RequestError>,
     ) -> Result<T, RequestError> {
-        let lock = self.workspace.inside(LOCK_FILE)?;
-        let _lock = self.workspace.lock_exclusive(&lock)?;
-        let mut state = self.load()?;
+        let lock = self.state.lock()?;
+        let mut state = load(&lock)?;
         let value = f(&mut state)?;
-        let bytes = serde_json::to_vec_pretty(&state).map_err(RequestError::Encode)?;
-        let path = self.workspace.inside(REQUESTS_FILE)?;
-        self.workspace
-            .write_atomic(&path, &bytes, Existing::Replace)?;
+        lock.replace_json(FILE_NAME, &state)?;
         Ok(value)
     }
 }

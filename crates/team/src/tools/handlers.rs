@@ -47,10 +47,9 @@ impl From<RequestError> for ToolFailure {
             }
             RequestError::Expired { .. } => FailureCode::RequestExpired,
             RequestError::TooLarge { .. } => FailureCode::MessageTooLarge,
-            RequestError::Full
-            | RequestError::Corrupt { .. }
-            | RequestError::Storage(_)
-            | RequestError::Encode(_) => FailureCode::ToolExecutionError,
+            RequestError::Full | RequestError::Storage(_) | RequestError::Store(_) => {
+                FailureCode::ToolExecutionError
+            }
         };
         ToolFailure::new(code, err.to_string())
     }

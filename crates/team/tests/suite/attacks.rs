@@ -221,7 +221,7 @@ fn a_request_file_that_is_corrupt_a_fifo_huge_or_a_link_out_is_an_error_not_a_ha
     assert_eq!(
         errors,
         [
-            "`.agent_tutorial/requests.json` is not a request list: missing field `id` at line 1 column 30".to_string(),
+            "the request store is not usable: .agent_tutorial/requests.json is not a valid record: missing field `id` at line 1 column 30".to_string(),
             "the request store is not usable: `.agent_tutorial/requests.json` is a FIFO (named pipe), not a regular file".to_string(),
             format!(
                 "the request store is not usable: `.agent_tutorial/requests.json` is {} bytes, over the limit of {REQUESTS_LIMIT} bytes",
@@ -274,6 +274,21 @@ fn a_request_file_naming_an_agent_that_is_not_a_slug_is_corrupt() {
     .unwrap();
     assert!(matches!(
         f.requests.all(),
-        Err(RequestError::Corrupt { .. })
+        Err(RequestError::Store(
+            agent_workspace::StoreError::Json { .. }
+        ))
     ));
+}
+
+#[test]
+fn a_mailbox_folder_filled_past_the_listing_bound_is_refused_without_being_held() {
+    let f = fixture();
+    let ready = ready(&f);
+    for i in 0..=agent_workspace::store::MAX_ENTRIES {
+        std::fs::write(ready.join(format!("x{i}")), "").unwrap();
+    }
+    assert_eq!(
+        f.mailbox.claim(&id("alice")).unwrap_err().to_string(),
+        "`.agent_tutorial/mail/alice/ready` holds more than 20000 entries; remove what does not belong there"
+    );
 }

@@ -206,7 +206,7 @@ async fn a_rejected_plan_gates_until_a_new_one_is_approved() {
 async fn an_expired_plan_gates_until_it_is_submitted_again() {
     let f = fixture();
     let request = submit(&f);
-    f.clock.set(400_000);
+    f.clock.set(super::at(400_000));
     assert!(
         f.requests
             .respond(&Response {
@@ -256,6 +256,6 @@ async fn a_request_store_that_cannot_be_read_closes_the_gate() {
     assert_eq!(turn.calls, GATED);
     assert_eq!(
         turn.results[0],
-        "Error [permission_denied]: rule `plan_gate` failed, so the call is denied: `.agent_tutorial/requests.json` is not a request list: EOF while parsing a list at line 1 column 1 (by plan_gate)"
+        "Error [permission_denied]: rule `plan_gate` failed, so the call is denied: the request store is not usable: .agent_tutorial/requests.json is not a valid record: EOF while parsing a list at line 1 column 1 (by plan_gate)"
     );
 }

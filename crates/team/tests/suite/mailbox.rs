@@ -1,6 +1,9 @@
+use std::sync::Arc;
+
 use agent_protocol::AgentId;
 use agent_team::mailbox::{MAX_MESSAGE_BYTES, MAX_WAITING, QuarantineEntry};
 use agent_team::{Acked, Counts, Failed, MailError, MailKind, MailMessage, Mailbox};
+use agent_workspace::ManualClock;
 
 use super::{fixture, id, send, team, tree};
 
@@ -15,9 +18,21 @@ fn messages_are_claimed_oldest_first_by_creation_time_then_id() {
     let f = fixture();
     send(&f, "alice", "first at 1000");
     send(&f, "alice", "second at 1000");
-    f.clock.set(500);
-    send(&f, "alice", "sent later, stamped 500");
-    f.clock.set(2_000);
+    // Another process whose clock is behind.
+    let behind = Mailbox::new(
+        f.workspace.clone(),
+        Arc::new(ManualClock::new(super::at(500))),
+    );
+    behind
+        .send(
+            &team(),
+            &AgentId::lead(),
+            "alice",
+            MailKind::Message,
+            "sent later, stamped 500",
+        )
+        .unwrap();
+    f.clock.set(super::at(2_000));
     send(&f, "alice", "at 2000");
     assert_eq!(
         bodies(&f, "alice"),
@@ -148,7 +163,7 @@ fn a_message_never_claimed_cannot_be_acked() {
 fn a_message_that_fails_its_recipient_three_times_is_quarantined_with_the_reasons() {
     let f = fixture();
     let poison = send(&f, "alice", "poison");
-    f.clock.set(2_000);
+    f.clock.set(super::at(2_000));
     send(&f, "alice", "fine");
     let mut outcomes = Vec::new();
     for attempt in 1..=3 {

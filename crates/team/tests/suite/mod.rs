@@ -6,9 +6,11 @@ mod tools;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agent_protocol::AgentId;
-use agent_team::{MailKind, Mailbox, ManualClock, Member, RequestStore, Roster, TeammateStatus};
+use agent_team::{MailKind, Mailbox, Member, RequestStore, Roster, TeammateStatus};
+use agent_workspace::ManualClock;
 use agent_workspace::Workspace;
 use tempfile::TempDir;
 
@@ -24,7 +26,7 @@ pub struct Fixture {
 pub fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
-    let clock = Arc::new(ManualClock::at(1_000));
+    let clock = Arc::new(ManualClock::new(at(1_000)));
     Fixture {
         mailbox: Mailbox::new(workspace.clone(), clock.clone()),
         requests: RequestStore::new(workspace.clone(), clock.clone()),
@@ -86,4 +88,9 @@ pub fn tree(root: &Path) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// The wall time `ms` milliseconds after the Unix epoch.
+pub fn at(ms: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms)
 }

@@ -1,9 +1,12 @@
+use std::sync::Arc;
+
 use agent_protocol::{AgentId, RequestId};
 use agent_team::requests::Answer;
 use agent_team::{
     Answered, Decision, NewRequest, ProtocolRequest, RequestError, RequestKind, RequestStatus,
     RequestStore, Response,
 };
+use agent_workspace::ManualClock;
 
 use super::{Fixture, fixture, id};
 
@@ -54,7 +57,7 @@ fn a_request_is_recorded_pending_with_its_expiry_before_anything_is_sent() {
 fn an_answer_is_one_terminal_transition_and_its_replay_changes_nothing() {
     let f = fixture();
     plan(&f, "alice", "p");
-    f.clock.set(5_000);
+    f.clock.set(super::at(5_000));
     let approve = review("req-1", "lead", "alice", Decision::Approve, "go");
     let recorded = f.requests.respond(&approve).unwrap();
     let approved = ProtocolRequest {
@@ -73,13 +76,13 @@ fn an_answer_is_one_terminal_transition_and_its_replay_changes_nothing() {
         }),
     };
     assert_eq!(recorded, Answered::Recorded(approved.clone()));
-    f.clock.set(6_000);
+    f.clock.set(super::at(6_000));
     assert_eq!(
         f.requests.respond(&approve).unwrap(),
         Answered::Replayed(approved.clone())
     );
     // Even after the expiry, the same answer is still a replay.
-    f.clock.set(1_000_000);
+    f.clock.set(super::at(1_000_000));
     assert_eq!(
         f.requests.respond(&approve).unwrap(),
         Answered::Replayed(approved.clone())
@@ -169,14 +172,17 @@ fn an_answer_from_the_wrong_agent_or_of_the_wrong_kind_is_refused_and_changes_no
 fn an_answer_after_the_expiry_is_refused_and_the_request_is_expired_for_good() {
     let f = fixture();
     plan(&f, "alice", "p");
-    f.clock.set(301_000);
+    f.clock.set(super::at(301_000));
     let approve = review("req-1", "lead", "alice", Decision::Approve, "");
     let expired = "request `req-1` expired before it was answered";
     assert_eq!(refusal(&f, &approve), expired);
     assert_eq!(f.requests.all().unwrap()[0].status, RequestStatus::Expired);
-    // Turning the clock back does not revive it: the transition was recorded.
-    f.clock.set(2_000);
-    assert_eq!(refusal(&f, &approve), expired);
+    // A process whose clock is behind does not revive it: the transition was recorded.
+    let behind = RequestStore::new(
+        f.workspace.clone(),
+        Arc::new(ManualClock::new(super::at(2_000))),
+    );
+    assert_eq!(behind.respond(&approve).unwrap_err().to_string(), expired);
 }
 
 #[test]
@@ -191,7 +197,7 @@ fn a_shorter_expiry_applies_and_an_answer_just_before_it_counts() {
             content: "stop".into(),
         })
         .unwrap();
-    f.clock.set(1_009);
+    f.clock.set(super::at(1_009));
     let answered = store
         .respond(&Response {
             request_id: RequestId("req-1".into()),

@@ -322,7 +322,7 @@ async fn a_review_after_the_expiry_is_refused() {
     call(&t.alice, "submit_plan", r#"{"plan":"one"}"#)
         .await
         .unwrap();
-    t.f.clock.advance(300_000);
+    t.f.clock.advance(std::time::Duration::from_millis(300_000));
     assert_eq!(
         call(
             &t.lead,
