@@ -200,6 +200,12 @@ async fn send_message_to_a_name_that_cannot_receive_is_a_tool_error_and_creates_
             r#"{"to":"../../etc","content":"hi"}"#,
         )
         .await,
+        call(
+            &t.lead,
+            "send_message",
+            r#"{"to":"missing/../alice","content":"hi"}"#,
+        )
+        .await,
         call(&t.alice, "send_message", r#"{"to":"alice","content":"hi"}"#).await,
     ];
     assert_eq!(
@@ -213,6 +219,9 @@ async fn send_message_to_a_name_that_cannot_receive_is_a_tool_error_and_creates_
             )),
             Err(format!(
                 "Error [unknown_recipient]: there is no teammate named `../../etc`; {team}"
+            )),
+            Err(format!(
+                "Error [unknown_recipient]: there is no teammate named `missing/../alice`; {team}"
             )),
             Err(
                 "Error [invalid_arguments]: `alice` is you: send a message to another agent".into()
