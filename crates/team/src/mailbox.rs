@@ -24,11 +24,11 @@ mod files;
 use std::sync::Arc;
 
 use agent_protocol::AgentId;
+use agent_workspace::store::MAX_ENTRIES;
 use agent_workspace::{Clock, Existing, FileLock, Inside, PathError, Workspace};
 
 use crate::message::{MailKind, MailMessage, MessageId};
 use crate::roster::{RecipientError, Roster};
-use agent_workspace::store::MAX_ENTRIES;
 
 pub use files::FileProblem;
 
@@ -335,7 +335,10 @@ impl Mailbox {
 
     /// At the start of a session: every message left in `processing` by a process that died
     /// goes back to `ready`, and temporary files it left are removed. Returns how many
-    /// messages were put back. Call it before the session's own claimers start.
+    /// messages were put back. Call it once when the session starts, before its claimers do:
+    /// it cannot tell a dead process's claim from a live one's, so a second session claiming
+    /// from the same mailbox at that moment would see its message delivered twice (still at
+    /// least once, and the message id lets the recipient drop the copy).
     pub fn recover(&self, recipient: &AgentId) -> Result<usize, MailError> {
         if self
             .workspace
