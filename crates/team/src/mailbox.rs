@@ -46,6 +46,10 @@ pub const READ_LIMIT: u64 = 6 * MAX_MESSAGE_BYTES as u64 + 16 * 1024;
 /// The longest failure reason kept per attempt, in characters.
 pub const MAX_REASON_CHARS: usize = 500;
 
+/// Acknowledged messages kept per recipient ([`Mailbox::keep_done`]): `done/` is a record
+/// (and what makes a repeated ack recognisable), not an archive, so the oldest go.
+pub const KEEP_DONE: usize = 1_000;
+
 const LOCK_FILE: &str = ".lock";
 /// The suffix of the file beside a quarantined one that says why it is there.
 pub const REASON_SUFFIX: &str = ".reason";
@@ -170,6 +174,7 @@ pub struct Mailbox {
     workspace: Workspace,
     root: String,
     clock: Arc<dyn Clock>,
+    keep_done: usize,
 }
 
 impl Mailbox {
@@ -179,7 +184,14 @@ impl Mailbox {
             workspace,
             root: MAIL_DIR.to_string(),
             clock,
+            keep_done: KEEP_DONE,
         }
+    }
+
+    /// The same mailboxes keeping the `keep` newest acknowledged messages per recipient.
+    pub fn keep_done(mut self, keep: usize) -> Self {
+        self.keep_done = keep;
+        self
     }
 
     fn folder(&self, recipient: &AgentId, folder: Folder) -> Result<Inside, MailError> {
@@ -283,6 +295,7 @@ impl Mailbox {
         if self.workspace.kind(&processing)?.is_some() {
             self.claimed(&processing, message)?;
             self.move_file(&processing, &done)?;
+            self.prune_done(&message.to)?;
             return Ok(Acked::Done);
         }
         if self.workspace.kind(&done)?.is_some() {

@@ -150,6 +150,18 @@ impl Mailbox {
         Ok(())
     }
 
+    /// Removes the oldest acknowledged messages beyond the ones kept (under the lock).
+    pub(super) fn prune_done(&self, recipient: &AgentId) -> Result<(), MailError> {
+        let names = self.names(recipient, Folder::Done)?;
+        let extra = names.len().saturating_sub(self.keep_done);
+        // Names sort as (created_at, id): the first are the oldest.
+        for name in names.iter().take(extra) {
+            self.workspace
+                .remove_file(&self.file(recipient, Folder::Done, name)?)?;
+        }
+        Ok(())
+    }
+
     /// The quarantined files of `recipient` and their reasons, by file name.
     pub fn quarantined(&self, recipient: &AgentId) -> Result<Vec<QuarantineEntry>, MailError> {
         let mut entries = Vec::new();

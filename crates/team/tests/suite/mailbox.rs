@@ -351,3 +351,26 @@ fn peeking_shows_the_oldest_waiting_messages_and_changes_nothing() {
     assert_eq!(f.mailbox.peek(&id("alice"), 2).unwrap(), [first, second]);
     assert_eq!(tree(f.dir.path()), before);
 }
+
+#[test]
+fn only_the_newest_acknowledged_messages_are_kept() {
+    let f = fixture();
+    let mailbox = f.mailbox.clone().keep_done(2);
+    let mut acked = Vec::new();
+    for (i, body) in ["one", "two", "three"].iter().enumerate() {
+        f.clock
+            .advance(std::time::Duration::from_millis(i as u64 + 1));
+        send(&f, "alice", body);
+        let claimed = mailbox.claim(&id("alice")).unwrap().unwrap();
+        mailbox.ack(&claimed).unwrap();
+        acked.push(claimed);
+    }
+    let done = f.dir.path().join(".agent_tutorial/mail/alice/done");
+    assert_eq!(tree(&done), [acked[1].file_name(), acked[2].file_name()]);
+    // The pruned one is no longer known; the kept ones still ack idempotently.
+    assert_eq!(mailbox.ack(&acked[2]).unwrap(), Acked::AlreadyDone);
+    assert!(matches!(
+        mailbox.ack(&acked[0]),
+        Err(MailError::NotClaimed(_))
+    ));
+}
