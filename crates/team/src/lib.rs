@@ -40,7 +40,7 @@ pub(crate) fn now_ms(clock: &dyn Clock) -> u64 {
 pub use exchange::{AnswerError, Delivered, answer};
 pub use gate::{GateState, PLAN_GATE, PlanGate, PlanRequirement};
 pub use mailbox::{Acked, Counts, Failed, Folder, MailError, Mailbox};
-pub use message::{MailKind, MailMessage, MessageId};
+pub use message::{MailKind, MailMessage, MessageId, stored_message_id};
 pub use requests::{
     Answered, Decision, NewRequest, ProtocolRequest, RequestError, RequestKind, RequestStatus,
     RequestStore, Response,

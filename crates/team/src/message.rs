@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_protocol::fragment::{Fragment, FragmentKind, Template};
-use agent_protocol::{AgentId, RequestId};
+use agent_protocol::{AgentId, Message, RequestId};
 use serde::{Deserialize, Serialize};
 
 use crate::requests::{Decision, RequestKind};
@@ -216,6 +216,22 @@ impl MailMessage {
     }
 }
 
+/// The id of the mail a stored history message carries, if it is a mail fragment: how a
+/// recipient restarted after a crash sees that a redelivered message is in its history
+/// already (store it once, then ack). Read from the fragment's first line, which the
+/// template wrote and the body cannot reach (attribute values cannot leave their quotes).
+pub fn stored_message_id(message: &Message) -> Option<MessageId> {
+    let attribute = match FragmentKind::of(message)? {
+        FragmentKind::TeammateMail => " id=\"",
+        FragmentKind::ProtocolRequest | FragmentKind::ProtocolResponse => " message=\"",
+        _ => return None,
+    };
+    let first_line = message.text().lines().next()?;
+    let (_, rest) = first_line.split_once(attribute)?;
+    let (value, _) = rest.split_once('"')?;
+    MessageId::parse(value).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,6 +324,28 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn the_mail_id_is_read_back_from_a_stored_fragment_and_from_nothing_else() {
+        let request = MailKind::Request {
+            request_id: RequestId("req-1".into()),
+            request: RequestKind::Shutdown,
+        };
+        let ids: Vec<Option<MessageId>> = [
+            message(MailKind::Message, "id=\"ffff\"")
+                .fragment()
+                .into_message(),
+            message(request, "x").fragment().into_message(),
+            Message::user("<teammate-message from=\"x\">\n</teammate-message>"),
+            Message::user("please read id=\"0000002a\""),
+            Message::assistant_text(message(MailKind::Message, "x").fragment().text()),
+        ]
+        .iter()
+        .map(stored_message_id)
+        .collect();
+        let id = MessageId::parse("0000002a-00000000001-000000000007").unwrap();
+        assert_eq!(ids, [Some(id.clone()), Some(id), None, None, None]);
     }
 
     #[test]
