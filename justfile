@@ -202,3 +202,13 @@ lint:
 bench:
     cargo bench -p agent-core -p agent-tools -p agent-prompting -p agent-compaction
     cargo bench -p agent-tutorial --bench session
+
+# (Debian's `postgresql`, initdb into a temporary folder, a random port; export the line it
+# prints and `cargo test -p agent-board` runs the board's suite on PostgreSQL too.)
+# A throwaway PostgreSQL server on 127.0.0.1 for chapter 17's board: prints AGENT_BOARD_PG_URL=…
+postgres:
+    bash scripts/postgres.sh
+
+# Stop the server started by `just postgres` and delete its folder.
+postgres-stop:
+    bash scripts/postgres-stop.sh

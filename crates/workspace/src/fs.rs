@@ -303,6 +303,18 @@ impl Workspace {
         self.dir().remove_file(from.cap())
     }
 
+    /// Creates the regular file at `path` when it is missing (never truncating one that
+    /// exists) and returns it open for reading and writing: for a file that another library
+    /// opens by path afterwards (chapter 17's SQLite board), which can then compare the two.
+    /// A symlink or anything but a regular file is refused.
+    pub fn create_regular(&self, path: &Inside) -> Result<std::fs::File, PathError> {
+        self.open_file(
+            path,
+            OpenOptions::new().read(true).write(true).create(true),
+            Op::Write,
+        )
+    }
+
     /// Opens a regular file with `options` (plus `O_NOFOLLOW`, `O_NONBLOCK`, `O_NOCTTY`),
     /// creating its folders first when `options` may create it. Anything but a regular file
     /// at `path` is refused.
