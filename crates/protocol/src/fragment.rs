@@ -89,6 +89,12 @@ pub enum FragmentKind {
     ConversationSummary,
     /// Chapter 8: the line that stands for snipped messages in a request.
     SnipMarker,
+    /// Chapter 15: a message from another agent of the session (a teammate's mail or result).
+    TeammateMail,
+    /// Chapter 16: a protocol request (shutdown, plan approval) that waits for an answer by id.
+    ProtocolRequest,
+    /// Chapter 16: the answer to a protocol request, carrying the request's id.
+    ProtocolResponse,
 }
 
 /// The message role a fragment travels as.
@@ -127,7 +133,7 @@ pub struct Spec {
 
 impl FragmentKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FragmentKind; 9] = [
+    pub const ALL: [FragmentKind; 12] = [
         Self::HookContext,
         Self::JobNotice,
         Self::ScheduledRun,
@@ -137,6 +143,9 @@ impl FragmentKind {
         Self::FinalAnswerNote,
         Self::ConversationSummary,
         Self::SnipMarker,
+        Self::TeammateMail,
+        Self::ProtocolRequest,
+        Self::ProtocolResponse,
     ];
 
     /// The kind's role, marker and label: the one table to extend with a new kind.
@@ -156,6 +165,9 @@ impl FragmentKind {
                 "conversation summary",
             ),
             Self::SnipMarker => (System, Marker::Line("[snipped:"), "snip marker"),
+            Self::TeammateMail => (User, Marker::Tag("teammate-message"), "teammate message"),
+            Self::ProtocolRequest => (User, Marker::Tag("protocol-request"), "protocol request"),
+            Self::ProtocolResponse => (User, Marker::Tag("protocol-response"), "protocol response"),
         };
         Spec {
             role,

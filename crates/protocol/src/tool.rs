@@ -86,11 +86,31 @@ pub enum FailureCode {
     SubagentTurnLimit,
     /// The user cancelled the turn (Ctrl-C, chapter 11) before this call finished.
     Cancelled,
+    /// Chapter 15: the recipient is not a teammate that can receive mail (unknown, failed or
+    /// shut down); the message names the teammates that exist.
+    UnknownRecipient,
+    /// Chapter 15: the message is over the size limit.
+    MessageTooLarge,
+    /// Chapter 15: the recipient already has the most messages allowed waiting.
+    MailboxFull,
+    /// Chapter 15: the session already has the most teammates allowed, or the name is taken.
+    TeamFull,
+    /// Chapter 16: no protocol request has that id.
+    RequestNotFound,
+    /// Chapter 16: the request was superseded (a newer plan) and takes no answer.
+    RequestStale,
+    /// Chapter 16: the request was already answered differently.
+    RequestConflict,
+    /// Chapter 16: the answer names a different kind of request, or comes from someone who is
+    /// not the request's target.
+    RequestWrongSender,
+    /// Chapter 16: the request expired before the answer came.
+    RequestExpired,
 }
 
 impl FailureCode {
     /// Every code, in the order above.
-    pub const ALL: [FailureCode; 12] = [
+    pub const ALL: [FailureCode; 21] = [
         Self::UnknownTool,
         Self::InvalidJson,
         Self::InvalidArguments,
@@ -103,6 +123,15 @@ impl FailureCode {
         Self::SubagentExecutionError,
         Self::SubagentTurnLimit,
         Self::Cancelled,
+        Self::UnknownRecipient,
+        Self::MessageTooLarge,
+        Self::MailboxFull,
+        Self::TeamFull,
+        Self::RequestNotFound,
+        Self::RequestStale,
+        Self::RequestConflict,
+        Self::RequestWrongSender,
+        Self::RequestExpired,
     ];
 
     /// The stable text the model sees.
@@ -120,6 +149,15 @@ impl FailureCode {
             Self::SubagentExecutionError => "subagent_execution_error",
             Self::SubagentTurnLimit => "subagent_turn_limit",
             Self::Cancelled => "cancelled",
+            Self::UnknownRecipient => "unknown_recipient",
+            Self::MessageTooLarge => "message_too_large",
+            Self::MailboxFull => "mailbox_full",
+            Self::TeamFull => "team_full",
+            Self::RequestNotFound => "request_not_found",
+            Self::RequestStale => "request_stale",
+            Self::RequestConflict => "request_conflict",
+            Self::RequestWrongSender => "request_wrong_sender",
+            Self::RequestExpired => "request_expired",
         }
     }
 }
@@ -294,6 +332,15 @@ mod failure_code_tests {
                 "subagent_execution_error",
                 "subagent_turn_limit",
                 "cancelled",
+                "unknown_recipient",
+                "message_too_large",
+                "mailbox_full",
+                "team_full",
+                "request_not_found",
+                "request_stale",
+                "request_conflict",
+                "request_wrong_sender",
+                "request_expired",
             ]
         );
         // `ALL` lists every variant: this match stops compiling when one is added.
@@ -310,7 +357,16 @@ mod failure_code_tests {
                 | FailureCode::HookStoppedContinuation
                 | FailureCode::SubagentExecutionError
                 | FailureCode::SubagentTurnLimit
-                | FailureCode::Cancelled => {}
+                | FailureCode::Cancelled
+                | FailureCode::UnknownRecipient
+                | FailureCode::MessageTooLarge
+                | FailureCode::MailboxFull
+                | FailureCode::TeamFull
+                | FailureCode::RequestNotFound
+                | FailureCode::RequestStale
+                | FailureCode::RequestConflict
+                | FailureCode::RequestWrongSender
+                | FailureCode::RequestExpired => {}
             }
         }
     }

@@ -197,6 +197,9 @@ fn a_fragment_travels_as_its_kinds_role() {
             (FinalAnswerNote, System),
             (ConversationSummary, System),
             (SnipMarker, System),
+            (TeammateMail, User),
+            (ProtocolRequest, User),
+            (ProtocolResponse, User),
         ]
     );
 }
