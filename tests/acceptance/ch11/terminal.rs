@@ -1,5 +1,6 @@
 //! Chapters 11–14 at a real pseudo-terminal: Ctrl-C typed during a `bash` call ends the call
 //! and brings the prompt back; Ctrl-C typed at an approval question cancels only the question.
+//! Chapters 1–10 have no turn to cancel: Ctrl-C ends the session, and the command with it.
 
 use serde_json::json;
 
@@ -117,4 +118,36 @@ fn ctrl_c_at_the_prompt_clears_the_line_and_a_second_one_quits() {
         &screen[from..],
         "[cancel] (Ctrl-C again to quit)\nch11 >> \nerror: interrupted\n"
     );
+}
+
+/// Chapter 1 at a real pseudo-terminal: the command runs in a process group of its own, so the
+/// terminal's SIGINT reaches only the agent; the session ends and kills the command's group
+/// (it used to keep running after the agent died), and the program exits with 130.
+#[test]
+fn before_chapter_11_ctrl_c_at_a_terminal_ends_the_session_and_the_running_command() {
+    let dir = workspace();
+    let data = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo $$ > sleep.pid; exec sleep 30"}}]}
+        ]),
+    );
+    let script = script.to_str().unwrap();
+    // `--sandbox off`: the test reads the command's pid from outside (inside a PID namespace
+    // `$$` is another number); the sandboxed case is covered by `sandbox::`.
+    let mut terminal = Terminal::start(
+        "ch01",
+        &["--script", script, "--sandbox", "off"],
+        dir.path(),
+        data.path(),
+    );
+    terminal.wait_for("ch01 >> ", 1);
+    terminal.type_keys(b"wait a while\r");
+    let sleep = sleep_pid(dir.path());
+
+    terminal.type_keys(b"\x03");
+
+    poll("the sleep to be killed", || (!alive(sleep)).then_some(()));
+    assert_eq!(terminal.wait_exit().code(), Some(130));
 }
