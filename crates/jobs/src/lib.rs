@@ -24,6 +24,7 @@ pub mod tools;
 /// The workspace's clock, re-exported: [`JobConfig::clock`] is one.
 pub use agent_workspace::{Clock, Sleep, SystemClock};
 pub use manager::{
-    DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs, seconds,
+    DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs, MAX_RUNNING_JOBS,
+    seconds,
 };
 pub use record::{JOBS_DIR, JobRecord, JobStatus, KillReason};

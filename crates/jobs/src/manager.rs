@@ -71,6 +71,11 @@ pub enum JobError {
     },
     #[error("no free job id in {JOBS_DIR}")]
     NoFreeId,
+    /// The session already runs [`MAX_RUNNING_JOBS`] jobs: one reply cannot start hundreds.
+    #[error(
+        "{running} background jobs are running, the most one session may run; wait for one to end or stop one with job_kill"
+    )]
+    TooMany { running: usize },
     #[error("there is no job {id} in this session{known}")]
     Unknown { id: u64, known: KnownJobs },
 }
@@ -130,6 +135,9 @@ struct Job {
     kill_reason: Mutex<Option<KillReason>>,
 }
 
+/// The most background jobs one session runs at once (a reply once started 301).
+pub const MAX_RUNNING_JOBS: usize = 16;
+
 /// The background jobs of one session. Dropping it (the session ended) kills every job still
 /// running, with its whole process tree.
 #[derive(Debug)]
@@ -159,6 +167,14 @@ impl JobManager {
         }
     }
 
+    /// How many of this session's jobs are still running.
+    fn running(&self) -> usize {
+        lock(&self.jobs)
+            .values()
+            .filter(|job| job.status.borrow().is_running())
+            .count()
+    }
+
     /// Posts each completion notice to `inbox` (by default, one of the manager's own that no
     /// one reads).
     pub fn inbox(mut self, inbox: Arc<AgentInbox>) -> Self {
@@ -179,6 +195,12 @@ impl JobManager {
     /// Starts `command` in the background and returns its id. The record and the log exist
     /// before the process does; a job that cannot be recorded is not started.
     pub fn start(&self, command: &str) -> Result<u64, JobError> {
+        // Checked before anything is recorded. One agent's calls run one after another, so
+        // the count cannot be raced past by its own replies.
+        let running = self.running();
+        if running >= MAX_RUNNING_JOBS {
+            return Err(JobError::TooMany { running });
+        }
         let (id, mut record) = self.claim_id(command)?;
         let log = inside(&self.workspace, &record.log)
             .and_then(|path| self.workspace.write_new(&path, b"").map(|()| path))

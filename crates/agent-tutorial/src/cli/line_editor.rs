@@ -9,7 +9,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, BufRead, IsTerminal, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use rustyline::error::ReadlineError;
@@ -117,10 +117,18 @@ impl HistoryFile {
             }
             Err(err) => return Err(write_error(err)),
         };
-        if !file.metadata().map_err(write_error)?.is_file() {
+        let meta = file.metadata().map_err(write_error)?;
+        if !meta.is_file() {
             return Err(HistoryError::NotAFile {
                 path: self.path.clone(),
             });
+        }
+        // `mode` applies only when the file is created: one that already exists with wider
+        // permissions (another program, an older version) is made private before a prompt,
+        // which may hold a secret someone pasted, goes into it.
+        if meta.permissions().mode() & 0o777 != 0o600 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(write_error)?;
         }
         let line: String = entry
             .chars()
@@ -332,7 +340,7 @@ pub(crate) fn read_plain(prompt: &str) -> io::Result<Input> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::{PermissionsExt, symlink};
+    use std::os::unix::fs::symlink;
 
     use super::*;
 
@@ -363,6 +371,27 @@ mod tests {
             HistoryFile::from_env(|_| None),
             Err(HistoryError::NoDataDir)
         ));
+    }
+
+    #[test]
+    fn an_existing_history_file_readable_by_others_is_made_private_before_a_prompt_goes_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history_in(dir.path());
+        std::fs::create_dir_all(history.path().parent().unwrap()).unwrap();
+        std::fs::write(history.path(), "older prompt\n").unwrap();
+        std::fs::set_permissions(history.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+
+        history.append("my token is hunter2").unwrap();
+
+        let mode = std::fs::metadata(history.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(
+            history.load().unwrap(),
+            ["older prompt", "my token is hunter2"]
+        );
     }
 
     #[test]
