@@ -415,3 +415,47 @@ fn an_answer_cannot_set_the_clipboard_or_clear_the_screen() {
     );
     assert!(!stderr.contains('\u{1b}'), "{stderr}");
 }
+
+/// The audit log fails closed: with `audit.jsonl` planted as a symlink (the boundary refuses
+/// to write through it), a command that needs approval is denied even under `--approve all`,
+/// and the reason names the audit log; nothing is written outside.
+#[test]
+fn a_planted_audit_symlink_denies_what_needs_approval_instead_of_running_unaudited() {
+    let dir = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("audit.jsonl");
+    std::fs::create_dir_all(dir.path().join(".agent_tutorial")).unwrap();
+    std::os::unix::fs::symlink(&target, dir.path().join(".agent_tutorial/audit.jsonl")).unwrap();
+    write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo ran > ran.txt"}}]},
+            {"content": "Could not run it."}
+        ]),
+    );
+    let run = command("ch03", dir.path())
+        .args([
+            "--script",
+            "script.json",
+            "--prompt",
+            "go",
+            "--approve",
+            "all",
+        ])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    let result = stderr
+        .lines()
+        .find(|l| l.starts_with("[result]"))
+        .unwrap_or_default()
+        .to_string();
+    // The line is cut at 160 characters, as every `[result]` line is.
+    assert_eq!(
+        result,
+        "[result] Error [permission_denied]: running a command needs approval; approval failed (the audit log .agent_tutorial/audit.jsonl cannot be written (`.agent_tutorial/audi…",
+        "{stderr}"
+    );
+    assert!(!dir.path().join("ran.txt").exists());
+    assert!(!target.exists());
+}

@@ -167,11 +167,60 @@ impl JsonlAudit {
 }
 
 impl JsonlAudit {
-    /// Appends `decision`; a failure is a warning (the decision stands).
+    /// Whether the log can be written now: opens it for appending (no-follow, through the
+    /// boundary) and writes nothing.
+    fn probe(&self) -> anyhow::Result<()> {
+        let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let path = self.workspace.inside(AUDIT_FILE)?;
+        self.workspace.append(&path, b"")?;
+        Ok(())
+    }
+
+    /// Appends `decision`; a failure is a warning (the decision stands; [`AuditedApproval`]
+    /// keeps a call that needs approval from running while the log cannot be written).
     pub fn record(&self, decision: &PermissionDecision) {
         if let Err(err) = self.append(decision) {
             tracing::warn!("cannot write the audit log {AUDIT_FILE}: {err:#}");
         }
+    }
+}
+
+/// Fails closed: a call that needs approval is asked about only while the audit log can be
+/// written. Otherwise the question is never put and the call is denied, saying why: a planted
+/// `audit.jsonl` symlink must not silently turn the record of what was approved off while
+/// approved commands still run. Calls that need no approval are unaffected.
+pub struct AuditedApproval {
+    inner: Arc<dyn ApprovalProvider>,
+    audit: JsonlAudit,
+}
+
+impl std::fmt::Debug for AuditedApproval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditedApproval")
+            .field("audit", &self.audit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuditedApproval {
+    /// `inner` answers the questions; `workspace` holds the audit log.
+    pub fn new(inner: Arc<dyn ApprovalProvider>, workspace: &Workspace) -> Self {
+        Self {
+            inner,
+            audit: JsonlAudit::new(workspace),
+        }
+    }
+}
+
+#[async_trait]
+impl ApprovalProvider for AuditedApproval {
+    async fn approve(&self, request: &ApprovalRequest) -> Result<Approval, ApprovalError> {
+        if let Err(err) = self.audit.probe() {
+            return Err(ApprovalError::failed(format!(
+                "the audit log {AUDIT_FILE} cannot be written ({err:#}), so nothing that needs approval runs"
+            )));
+        }
+        self.inner.approve(request).await
     }
 }
 

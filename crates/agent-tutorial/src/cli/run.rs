@@ -19,7 +19,7 @@ use agent_harness::session::{
 };
 
 use super::client::{Client, ClientMode, Screen};
-use super::deps::{ApproveMode, JsonlAudit, load_shell_hooks, terminal_width};
+use super::deps::{ApproveMode, AuditedApproval, JsonlAudit, load_shell_hooks, terminal_width};
 use super::line_editor::{LineEditor, spawn_editor};
 use super::trust::HookTrust;
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
@@ -200,11 +200,12 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     deps.events = session.sink(&lead);
     deps.max_turns = args.max_turns;
     deps.final_answer = args.final_answer;
-    deps.approval = Some(match args.approve {
+    let approval = match args.approve {
         // Asked through the session, so the question names who asks and Ctrl-C cancels it.
         ApproveMode::Prompt if terminal => session.approval(&lead),
         mode => mode.provider(),
-    });
+    };
+    deps.approval = Some(Arc::new(AuditedApproval::new(approval, &workspace)));
     // Skills and durable schedules only as the user trusted them (see `trust.rs`).
     if !args.trust_workspace {
         deps.trust = Arc::new(super::trust::StoreTrust::from_env(workspace.root()));
