@@ -1,4 +1,5 @@
-//! `agent-sandbox`: the OS sandbox every process started for the model runs in (DESIGN §3b).
+//! `agent-sandbox`: the OS sandbox every process started for the model runs in
+//! (`docs/sandbox.md`; its place among the crates: `docs/architecture.md`).
 //!
 //! A command is not started directly: a small helper starts first — our own program re-run in
 //! a sandbox mode ([`HELPER_ARG`]), as codex does with `codex-linux-sandbox` — sets up the
