@@ -459,3 +459,33 @@ fn a_planted_audit_symlink_denies_what_needs_approval_instead_of_running_unaudit
     assert!(!dir.path().join("ran.txt").exists());
     assert!(!target.exists());
 }
+
+/// A decision is in the audit log before the call it decides runs: the approved command reads
+/// its own line. (Written by a reader of the session's event stream, it raced the call.)
+#[test]
+fn the_audit_line_is_written_before_the_call_runs() {
+    let dir = workspace();
+    write_script(
+        dir.path(),
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "cat .agent_tutorial/audit.jsonl > seen.txt"}}]},
+            {"content": "Done."}
+        ]),
+    );
+    command("ch03", dir.path())
+        .args([
+            "--script",
+            "script.json",
+            "--prompt",
+            "go",
+            "--approve",
+            "all",
+        ])
+        .assert()
+        .success();
+    let seen = std::fs::read_to_string(dir.path().join("seen.txt")).unwrap();
+    assert_eq!(
+        seen,
+        "{\"call_id\":\"c1\",\"tool\":\"bash\",\"arguments\":{\"command\":\"cat .agent_tutorial/audit.jsonl > seen.txt\"},\"merged\":\"ask\",\"source\":\"protected_paths_ask\",\"allowed\":true,\"reason\":\"the command names `.agent_tutorial`, which decides what runs next time, so this always asks; approved\"}\n"
+    );
+}

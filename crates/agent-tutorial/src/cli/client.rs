@@ -13,7 +13,7 @@ use agent_harness::session::{
 use agent_policy::ApprovalRequest;
 use tokio::sync::mpsc;
 
-use super::deps::{JsonlAudit, question};
+use super::deps::question;
 use super::line_editor::{Ask, Input, Read};
 use crate::observer::CliObserver;
 
@@ -109,8 +109,6 @@ pub(crate) struct Client {
     pub(crate) handle: SessionHandle,
     pub(crate) lead: AgentId,
     pub(crate) observer: Arc<CliObserver>,
-    /// The audit log: a reader of the `PermissionDecided` events (chapter 3).
-    pub(crate) audit: JsonlAudit,
     pub(crate) screen: Screen,
     pub(crate) mode: ClientMode,
     /// The REPL's prompt text (`ch14 >> `).
@@ -220,10 +218,8 @@ impl Client {
             }
             // Told by `SessionEvent::TurnEnded`, which carries the typed error (for the hint).
             AgentEvent::TurnFailed { .. } | AgentEvent::TurnCancelled => return,
-            AgentEvent::PermissionDecided(decision) => {
-                self.audit.record(decision);
-                return;
-            }
+            // Written to the audit log where it was decided (`AuditedEvents`); nothing to show.
+            AgentEvent::PermissionDecided(_) => return,
             AgentEvent::ScheduleDue { .. } => {
                 // A turn runs now, even if the prompt is still open.
                 self.idle = false;

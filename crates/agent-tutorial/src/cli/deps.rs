@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agent_core::PermissionDecision;
+use agent_core::{AgentEvent, EventSink, PermissionDecision};
 use agent_hooks::{HookEventKind, HookRegistry, ShellHook};
 use agent_policy::{Approval, ApprovalError, ApprovalProvider, ApprovalRequest, StaticApproval};
 use agent_tools::Workspace;
@@ -182,6 +182,43 @@ impl JsonlAudit {
         if let Err(err) = self.append(decision) {
             tracing::warn!("cannot write the audit log {AUDIT_FILE}: {err:#}");
         }
+    }
+}
+
+/// The audit log as a subscriber of an agent's events, called inline: every
+/// [`AgentEvent::PermissionDecided`] is appended where the pipeline emits it, so the line is on
+/// disk before the call it decides runs (a reader of the session's event stream would write it
+/// some time later, racing the call — and a `glob` of the workspace would see the log appear or
+/// not). Every event is then passed on unchanged.
+pub struct AuditedEvents {
+    audit: JsonlAudit,
+    next: Arc<dyn EventSink>,
+}
+
+impl std::fmt::Debug for AuditedEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditedEvents")
+            .field("audit", &self.audit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuditedEvents {
+    /// Audits into `workspace`'s log, then hands every event to `next`.
+    pub fn new(workspace: &Workspace, next: Arc<dyn EventSink>) -> Self {
+        Self {
+            audit: JsonlAudit::new(workspace),
+            next,
+        }
+    }
+}
+
+impl EventSink for AuditedEvents {
+    fn emit(&self, event: &AgentEvent) {
+        if let AgentEvent::PermissionDecided(decision) = event {
+            self.audit.record(decision);
+        }
+        self.next.emit(event);
     }
 }
 

@@ -19,7 +19,7 @@ use agent_harness::session::{
 };
 
 use super::client::{Client, ClientMode, Screen};
-use super::deps::{ApproveMode, AuditedApproval, JsonlAudit, load_shell_hooks, terminal_width};
+use super::deps::{ApproveMode, AuditedApproval, AuditedEvents, load_shell_hooks, terminal_width};
 use super::line_editor::{LineEditor, spawn_editor};
 use super::trust::HookTrust;
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
@@ -197,7 +197,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     deps.retry = retry_policy(args);
     deps.fallback = model.fallback();
     deps.max_tokens = args.max_tokens;
-    deps.events = session.sink(&lead);
+    deps.events = Arc::new(AuditedEvents::new(&workspace, session.sink(&lead)));
     deps.max_turns = args.max_turns;
     deps.final_answer = args.final_answer;
     let approval = match args.approve {
@@ -255,7 +255,6 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         handle: handle.clone(),
         lead,
         observer: observer.clone(),
-        audit: JsonlAudit::new(&workspace),
         screen: Screen::new(printer),
         mode: client_mode,
         prompt: format!("ch{:02} >> ", profile.chapter),
