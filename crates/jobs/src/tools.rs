@@ -37,9 +37,9 @@ pub fn kill_spec() -> ToolSpec {
     ToolSpec::new(
         JobKill::NAME,
         "Stop a background job and every process it started.",
-        // It only ends what this session itself started in the background; the command was
-        // approved when it was started.
-        ToolEffect::Read,
+        // It changes only what this session itself started in the background (the command was
+        // approved when it was started): the harness's own state, nothing asks.
+        ToolEffect::State,
         json!({
             "type": "object",
             "properties": {

@@ -51,7 +51,7 @@ pub fn specs() -> [ToolSpec; 4] {
         ToolSpec::new(
             TASK_CREATE,
             "Add a task to the persistent task list (.tasks/, kept across sessions). Use it to record work to do later, possibly after other tasks (blocked_by: their ids). Not the `task` tool, which runs a subagent now.",
-            ToolEffect::Read,
+            ToolEffect::State,
             json!({
                 "type": "object",
                 "properties": {
@@ -65,7 +65,7 @@ pub fn specs() -> [ToolSpec; 4] {
         ToolSpec::new(
             TASK_UPDATE,
             "Change a task of the persistent task list: its status (pending, in_progress, completed, cancelled), owner, or dependencies. Completing a task makes the tasks it blocked ready; a dependency that would make a cycle is refused.",
-            ToolEffect::Read,
+            ToolEffect::State,
             json!({
                 "type": "object",
                 "properties": {

@@ -106,7 +106,7 @@ pub fn spec() -> ToolSpec {
     ToolSpec::new(
         TodoWrite::NAME,
         "Replace your plan with this complete list of steps. Keep exactly one step in_progress while working; mark steps completed as soon as they are done.",
-        ToolEffect::Read,
+        ToolEffect::State,
         json!({"type": "object", "properties": {"todos": todos}, "required": ["todos"]}),
     )
 }
