@@ -185,7 +185,7 @@ mod tests {
     }
 
     #[test]
-    fn reports_each_kind_of_break() {
+    fn names_each_kind_of_break() {
         let orphan = vec![Message::user("hi"), Message::tool_result("x", "?")];
         assert_eq!(
             validate_pairing(&orphan),

@@ -102,7 +102,7 @@ mod tests {
     }
 
     #[test]
-    fn reports_what_is_wrong() {
+    fn says_what_is_wrong() {
         assert!(matches!(
             split("name: a\n"),
             Err(FrontMatterError::MissingOpening)

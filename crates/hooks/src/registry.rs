@@ -122,7 +122,7 @@ impl HookRegistry {
     }
 
     /// Told, not logged here: whoever watches the run decides how to show it.
-    fn report(&self, failure: HookFailed) {
+    fn tell_failed(&self, failure: HookFailed) {
         self.events.emit(AgentEvent::HookFailed {
             hook: failure.hook,
             event: failure.event.to_string(),
@@ -180,7 +180,7 @@ impl TurnHooks for HookRegistry {
                         context.push(hook_context(reg.hook.name(), &text).into_message());
                     }
                 }
-                Err(failure) => self.report(failure),
+                Err(failure) => self.tell_failed(failure),
             }
         }
         Ok(context)
@@ -256,7 +256,7 @@ impl TurnHooks for HookRegistry {
                         });
                     }
                 }
-                Err(failure) => self.report(failure),
+                Err(failure) => self.tell_failed(failure),
             }
         }
         verdict
@@ -273,7 +273,7 @@ impl TurnHooks for HookRegistry {
                         return Some(message);
                     }
                 }
-                Err(failure) => self.report(failure),
+                Err(failure) => self.tell_failed(failure),
             }
         }
         None

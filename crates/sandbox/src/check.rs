@@ -63,7 +63,7 @@ pub(crate) fn landlock_abi() -> Option<i32> {
 impl Support {
     /// What `agent-tutorial sandbox check` prints: one line per feature, then the level
     /// commands will run at.
-    pub fn report(&self) -> String {
+    pub fn summary(&self) -> String {
         let namespaces = match &self.namespaces {
             Ok(()) => "yes".to_string(),
             Err(why) => format!("no ({why})"),

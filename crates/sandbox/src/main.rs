@@ -6,7 +6,7 @@ fn main() -> std::process::ExitCode {
     agent_sandbox::enter_if_helper();
     if std::env::args().nth(1).as_deref() == Some("check") {
         let me = std::path::PathBuf::from("/proc/self/exe");
-        print!("{}", agent_sandbox::support(&me).report());
+        print!("{}", agent_sandbox::support(&me).summary());
         return std::process::ExitCode::SUCCESS;
     }
     eprintln!("usage: agent-sandbox check");

@@ -269,7 +269,7 @@ pub fn main() -> ExitCode {
         } => {
             print!(
                 "{}",
-                agent_sandbox::support(std::path::Path::new("/proc/self/exe")).report()
+                agent_sandbox::support(std::path::Path::new("/proc/self/exe")).summary()
             );
             Ok(())
         }
