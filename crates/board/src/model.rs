@@ -49,63 +49,12 @@ impl Millis {
     }
 }
 
-/// Where a task is in its life. `in_progress` always has a claim; the others never do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Waiting to be claimed (ready once every task it waits for is completed).
-    Pending,
-    /// Claimed by a teammate under a lease.
-    InProgress,
-    /// Done, with a result. Final.
-    Completed,
-    /// Given up (imported from chapter 12; the board's tools never cancel). Final, and never
-    /// counts as done for the tasks waiting on it.
-    Cancelled,
-}
-
-impl Status {
-    /// Every status, in the order above.
-    pub const ALL: [Status; 4] = [
-        Self::Pending,
-        Self::InProgress,
-        Self::Completed,
-        Self::Cancelled,
-    ];
-
-    /// The stored and shown name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::InProgress => "in_progress",
-            Self::Completed => "completed",
-            Self::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A stored status name that is not one of the four (the schema's CHECK makes this a sign of
-/// a database someone else wrote).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not a task status")]
-pub struct UnknownStatus(pub String);
-
-impl FromStr for Status {
-    type Err = UnknownStatus;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|s| s.as_str() == text)
-            .ok_or_else(|| UnknownStatus(text.to_string()))
-    }
-}
+/// Where a task is in its life: chapter 12's four statuses and their stored names (the import
+/// turns an imported `in_progress` back into `pending`: no claim came with it). On the board `in_progress` always has a claim and
+/// the others never do; `cancelled` only comes from the import (the board's tools never cancel)
+/// and never counts as done for the tasks waiting on it. A stored name that is none of the four
+/// is an [`UnknownStatus`] (the schema's CHECK makes it a sign of a database someone else wrote).
+pub use agent_tasks::{Status, UnknownStatus};
 
 /// The secret a claim is fenced with: whoever completes, releases, renews or writes for a
 /// claimed task shows it. 128 random bits after the claim's sequence number, so it is unique
