@@ -25,12 +25,12 @@ const TIMER_CAP: Duration = Duration::from_secs(30);
 const MAX_QUEUED: usize = 100;
 
 /// What started a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum TurnKind {
     /// The person's prompt.
     Prompt,
-    /// A schedule that came due (chapter 14).
-    Scheduled,
+    /// A schedule that came due (chapter 14), by its id (`s1`), as its inbox item said.
+    Scheduled { schedule: String },
 }
 
 /// A turn task's result: the agent handed back.
@@ -220,7 +220,14 @@ impl Session {
                 .filter(|_| prompt_done)
                 .and_then(|inbox| inbox.take_turn());
             if let Some(item) = scheduled {
-                start.push((id.clone(), TurnKind::Scheduled, item.body));
+                // Posted by `post_due` with the schedule as its sender; the id is data there,
+                // never read back out of the marker text.
+                let schedule = match item.from {
+                    Sender::Schedule(schedule) => schedule,
+                    Sender::Agent(agent) => agent.to_string(),
+                    Sender::Job(job) => job.to_string(),
+                };
+                start.push((id.clone(), TurnKind::Scheduled { schedule }, item.body));
             } else if let Some(text) = slot.queued.pop_front() {
                 start.push((id.clone(), TurnKind::Prompt, text));
             }
@@ -245,14 +252,14 @@ impl Session {
         slot.turns += 1;
         let turn = TurnId(slot.turns);
         slot.turn.set(Some(turn));
-        if kind == TurnKind::Scheduled {
+        if let TurnKind::Scheduled { schedule } = &kind {
             // The marker is the turn text's first line (`Due::turn_text`).
             let marker = text.lines().next().unwrap_or_default().to_string();
             self.outbox.agent_event(
                 id,
                 Some(turn),
                 AgentEvent::ScheduleDue {
-                    id: schedule_id(&marker),
+                    id: schedule.clone(),
                     marker,
                 },
             );
@@ -339,7 +346,7 @@ impl Session {
             slot.agent = Some(agent);
         }
         let cancelled = matches!(result, Err(RunError::Cancelled));
-        if kind == TurnKind::Scheduled && cancelled {
+        if matches!(kind, TurnKind::Scheduled { .. }) && cancelled {
             // The person stopped a scheduled run: the rest of what came due with it is not run.
             if let Some(inbox) = parts.inboxes.get(&id) {
                 while inbox.take_turn().is_some() {}
@@ -415,15 +422,6 @@ impl Session {
             .session_event(SessionEvent::Ended(reason.clone()));
         reason
     }
-}
-
-/// The schedule id in a marker (`[scheduled run of cron s1 (…), due …]`), or the marker.
-fn schedule_id(marker: &str) -> String {
-    marker
-        .strip_prefix("[scheduled run of cron ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or(marker)
-        .to_string()
 }
 
 async fn sleep(timer: Option<Sleep>) {
