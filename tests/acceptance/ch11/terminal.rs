@@ -8,8 +8,14 @@ use super::cancel::{alive, poll, sleep_pid};
 use crate::pty::Terminal;
 use crate::support::{workspace, write_script};
 
-#[test]
-fn ctrl_c_typed_during_a_sleep_30_call_ends_the_call_and_the_prompt_comes_back() {
+/// A chapter binary at a pseudo-terminal, in the middle of a `bash` call running `sleep 30`:
+/// the workspace and data folders (kept alive), the terminal, and the sleep's pid.
+/// `--sandbox off`: the test reads the command's pid from outside (inside a PID namespace `$$`
+/// is another number); the sandboxed case is covered by `sandbox::`.
+fn during_a_sleep_30(
+    bin: &str,
+    args: &[&str],
+) -> (tempfile::TempDir, tempfile::TempDir, Terminal, u32) {
     let dir = workspace();
     let data = tempfile::tempdir().unwrap();
     let script = write_script(
@@ -19,15 +25,18 @@ fn ctrl_c_typed_during_a_sleep_30_call_ends_the_call_and_the_prompt_comes_back()
         ]),
     );
     let script = script.to_str().unwrap();
-    let mut terminal = Terminal::start(
-        "ch11",
-        &["--script", script, "--approve", "all", "--sandbox", "off"],
-        dir.path(),
-        data.path(),
-    );
-    terminal.wait_for("ch11 >> ", 1);
+    let mut all = vec!["--script", script, "--sandbox", "off"];
+    all.extend_from_slice(args);
+    let mut terminal = Terminal::start(bin, &all, dir.path(), data.path());
+    terminal.wait_for(&format!("{bin} >> "), 1);
     terminal.type_keys(b"wait a while\r");
     let sleep = sleep_pid(dir.path());
+    (dir, data, terminal, sleep)
+}
+
+#[test]
+fn ctrl_c_typed_during_a_sleep_30_call_ends_the_call_and_the_prompt_comes_back() {
+    let (_dir, _data, mut terminal, sleep) = during_a_sleep_30("ch11", &["--approve", "all"]);
 
     // The terminal's line discipline turns the key into SIGINT (no line is being read).
     terminal.type_keys(b"\x03");
@@ -125,26 +134,7 @@ fn ctrl_c_at_the_prompt_clears_the_line_and_a_second_one_quits() {
 /// (it used to keep running after the agent died), and the program exits with 130.
 #[test]
 fn before_chapter_11_ctrl_c_at_a_terminal_ends_the_session_and_the_running_command() {
-    let dir = workspace();
-    let data = tempfile::tempdir().unwrap();
-    let script = write_script(
-        dir.path(),
-        json!([
-            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo $$ > sleep.pid; exec sleep 30"}}]}
-        ]),
-    );
-    let script = script.to_str().unwrap();
-    // `--sandbox off`: the test reads the command's pid from outside (inside a PID namespace
-    // `$$` is another number); the sandboxed case is covered by `sandbox::`.
-    let mut terminal = Terminal::start(
-        "ch01",
-        &["--script", script, "--sandbox", "off"],
-        dir.path(),
-        data.path(),
-    );
-    terminal.wait_for("ch01 >> ", 1);
-    terminal.type_keys(b"wait a while\r");
-    let sleep = sleep_pid(dir.path());
+    let (_dir, _data, mut terminal, sleep) = during_a_sleep_30("ch01", &[]);
 
     terminal.type_keys(b"\x03");
 
