@@ -248,8 +248,12 @@ pub fn resolve(
     let api_key = match (lookup(None, API_KEY_VAR), env(API_KEY_FILE_VAR)) {
         (Some((key, Origin::Elsewhere)), _) => Some((key, Origin::Elsewhere)),
         (_, Some(path)) if !path.trim().is_empty() => {
-            let key = crate::env::read_key_file(Path::new(&path))
-                .map_err(|reason| ConfigError::KeyFile { path, reason })?;
+            let key = crate::env::read_key_file(Path::new(&path)).map_err(|err| {
+                ConfigError::KeyFile {
+                    path,
+                    reason: err.to_string(),
+                }
+            })?;
             Some((key, Origin::Elsewhere))
         }
         (found, _) => found,

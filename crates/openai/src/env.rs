@@ -14,26 +14,53 @@ const PREFIX: &str = "OPENAI_";
 /// The most of a key file that is read: a key is a line, not a document.
 const KEY_FILE_LIMIT: u64 = 4096;
 
-/// Reads the API key from the file `OPENAI_API_KEY_FILE` names: a regular file (a FIFO cannot
-/// block the start), at most [`KEY_FILE_LIMIT`] bytes, surrounding white space trimmed. The
-/// key then lives in the agent's memory only, never in an environment a launcher keeps.
-pub fn read_key_file(path: &std::path::Path) -> Result<String, String> {
+/// Why the key file named by `OPENAI_API_KEY_FILE` gave no key. The `Display` is the reason
+/// the configuration error quotes.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFileError {
+    /// It could not be opened.
+    #[error("{0}")]
+    Open(std::io::Error),
+    /// A folder, a FIFO, a device: anything but a regular file.
+    #[error("not a regular file")]
+    NotAFile,
+    /// Over [`KEY_FILE_LIMIT`] bytes.
+    #[error("larger than {KEY_FILE_LIMIT} bytes")]
+    TooLarge,
+    /// Only white space.
+    #[error("empty")]
+    Empty,
+    /// It was opened but could not be read.
+    #[error("{0}")]
+    Read(std::io::Error),
+}
+
+/// Reads the API key from the file `OPENAI_API_KEY_FILE` names: a regular file (opened
+/// non-blocking, so a FIFO without a writer is refused instead of hanging the start), at most
+/// [`KEY_FILE_LIMIT`] bytes, surrounding white space trimmed. The key then lives in the agent's
+/// memory only, never in an environment a launcher keeps.
+pub fn read_key_file(path: &std::path::Path) -> Result<String, KeyFileError> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|err| err.to_string())?;
-    let meta = file.metadata().map_err(|err| err.to_string())?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(KeyFileError::Open)?;
+    let meta = file.metadata().map_err(KeyFileError::Open)?;
     if !meta.is_file() {
-        return Err("not a regular file".to_string());
+        return Err(KeyFileError::NotAFile);
     }
     let mut text = String::new();
     file.take(KEY_FILE_LIMIT + 1)
         .read_to_string(&mut text)
-        .map_err(|err| err.to_string())?;
+        .map_err(KeyFileError::Read)?;
     if text.len() as u64 > KEY_FILE_LIMIT {
-        return Err(format!("larger than {KEY_FILE_LIMIT} bytes"));
+        return Err(KeyFileError::TooLarge);
     }
     let key = text.trim();
     if key.is_empty() {
-        return Err("empty".to_string());
+        return Err(KeyFileError::Empty);
     }
     Ok(key.to_string())
 }
@@ -193,12 +220,19 @@ mod tests {
         std::fs::write(&big, "k".repeat(5000)).unwrap();
         let empty = dir.path().join("empty");
         std::fs::write(&empty, "\n").unwrap();
+        // A FIFO with no writer: refused at once (opened non-blocking), never waited on.
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
         assert_eq!(
-            [&key, &big, &empty, &dir.path().to_path_buf()].map(|p| read_key_file(p)),
+            [&key, &big, &empty, &dir.path().to_path_buf(), &fifo]
+                .map(|p| read_key_file(p).map_err(|err| err.to_string())),
             [
                 Ok("sk-from-file".to_string()),
                 Err("larger than 4096 bytes".to_string()),
                 Err("empty".to_string()),
+                Err("not a regular file".to_string()),
                 Err("not a regular file".to_string()),
             ]
         );
