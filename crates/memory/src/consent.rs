@@ -39,10 +39,18 @@ pub fn proposed_call(records: &[MemoryRecord]) -> PreparedCall {
     }
 }
 
+/// The gate refused to let records be saved; its `Display` is the gate's reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Refused {
+    /// Why, in the gate's words.
+    pub reason: String,
+}
+
 /// `Ok` when the gate allows saving `records`, else why not.
-pub async fn ask(gate: &dyn PermissionGate, records: &[MemoryRecord]) -> Result<(), String> {
+pub async fn ask(gate: &dyn PermissionGate, records: &[MemoryRecord]) -> Result<(), Refused> {
     match gate.check(&proposed_call(records), &[]).await {
         GateDecision::Allow => Ok(()),
-        GateDecision::Deny { reason } => Err(reason),
+        GateDecision::Deny { reason } => Err(Refused { reason }),
     }
 }

@@ -66,7 +66,7 @@ enum SessionError {
     #[error(transparent)]
     Serialize(serde_json::Error),
     #[error("not saved: {0}")]
-    NotAllowed(String),
+    NotAllowed(crate::consent::Refused),
 }
 
 pub struct MemorySession {
