@@ -9,12 +9,17 @@
 //! one keys on the bytes sent, and any change in an earlier section — a new tool, a different
 //! memory selection — misses it from that point on, whatever this cache says.
 
+#![warn(missing_docs)]
+
 pub mod context;
 pub mod provider;
 pub mod renderer;
 
 pub use context::{ContextError, PromptContext, stable_json};
-pub use provider::{DynamicPromptProvider, MemoryBlock, TaskBlock};
+pub use provider::{
+    DynamicPromptProvider, PromptSection, SectionBody, SectionOrder, SectionSource,
+};
 pub use renderer::{
-    CheckedInputs, DynamicPromptRenderer, PromptInputs, RenderError, Rendered, ToolNames,
+    CheckedInputs, DynamicPromptRenderer, PromptInputs, RenderError, Rendered, SectionText,
+    ToolNames,
 };
