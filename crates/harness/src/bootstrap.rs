@@ -124,28 +124,6 @@ pub enum BuildError {
 }
 
 /// Builds the agent `spec` describes: each capability's feature installs itself.
-///
-/// ```
-/// use std::sync::Arc;
-///
-/// use agent_harness::{AgentDeps, AgentSpec, Capability, build_agent};
-/// use agent_prompting::PromptContext;
-/// use agent_test_support::ScriptedModel;
-///
-/// let dir = tempfile::tempdir()?;
-/// let workspace = agent_tools::Workspace::new(dir.path())?;
-/// let spec = AgentSpec {
-///     capabilities: [Capability::Bash, Capability::Files].into_iter().collect(),
-///     context: PromptContext::from_value(serde_json::json!({"chapter": 2}))?,
-/// };
-/// let deps = AgentDeps::new(Arc::new(ScriptedModel::new([])), workspace);
-/// let agent = build_agent(&spec, deps)?;
-/// assert_eq!(
-///     agent.tools().names(),
-///     ["bash", "read_file", "write_file", "edit_file", "glob"]
-/// );
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 pub fn build_agent(spec: &AgentSpec, deps: AgentDeps) -> Result<Agent, BuildError> {
     build(spec, deps, StartSelection::Empty)
 }
