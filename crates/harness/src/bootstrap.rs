@@ -145,9 +145,12 @@ fn build(
     deps: AgentDeps,
     start: StartSelection<'_>,
 ) -> Result<Agent, BuildError> {
-    let features = Features::of(spec.capabilities);
+    let installed: Vec<_> = installed(spec.capabilities).collect();
+    // What the features tell first: one may depend on another's presence (memory on the
+    // rendered prompt) whatever their installation order.
+    let features = Features::told_by(installed.iter().copied());
     let mut agent = Assembly::new(spec, features, deps, start);
-    for feature in installed(spec.capabilities) {
+    for feature in installed {
         feature.install(&mut agent)?;
     }
     agent.finish()

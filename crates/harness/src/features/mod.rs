@@ -150,6 +150,11 @@ pub struct Features {
 impl Features {
     /// The answers for an agent built with `capabilities`.
     pub fn of(capabilities: Capabilities) -> Self {
+        Self::told_by(installed(capabilities))
+    }
+
+    /// The answers `installed` features give.
+    pub(crate) fn told_by<'f>(installed: impl IntoIterator<Item = &'f dyn Feature>) -> Self {
         let mut features = Self {
             interrupts: Interrupts::EndSession,
             input: Input::PlainLines,
@@ -157,7 +162,7 @@ impl Features {
             prompt: PromptStyle::Fixed,
             shell_hooks: ShellHooks::Ignored,
         };
-        for feature in installed(capabilities) {
+        for feature in installed {
             feature.describe(&mut features);
         }
         features
