@@ -172,3 +172,21 @@ async fn a_request_that_offers_no_tools_says_none_in_its_tools_section() {
         )
     );
 }
+
+/// A live section is part of the renderer's cache key: an unchanged task list is served from
+/// the cache, a changed one is assembled again.
+#[tokio::test]
+async fn a_live_section_is_part_of_the_cache_key() {
+    let tasks = Arc::new(Mutex::new(Some(
+        "- #1 [pending] Write the parser (ready)".into(),
+    )));
+    let provider = provider("Be brief.").section(live("tasks", 3, &tasks));
+    let first = provider.render().unwrap();
+    assert_eq!(provider.render().unwrap(), first);
+    *tasks.lock().unwrap() = Some("- #2 [pending] Test the parser (ready)".into());
+    assert_eq!(
+        provider.render().unwrap(),
+        "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project\n\n## tasks\n- #2 [pending] Test the parser (ready)"
+    );
+    assert_eq!(provider.renderer().cache_hits(), 1);
+}
