@@ -14,6 +14,8 @@
 //! adds one next to it. A file edited or planted by anyone else has a fingerprint nobody
 //! recorded, and is not used until the user trusts it.
 
+#![warn(missing_docs)]
+
 mod file;
 mod store;
 
@@ -118,6 +120,7 @@ impl WorkspaceTrust for TrustNothing {
 pub struct Fingerprint(Sha256);
 
 impl Fingerprint {
+    /// A fingerprint of no parts yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -26,29 +26,75 @@ const MAX_TRUST_FILE_BYTES: u64 = 16 << 20;
 /// Why the trust store could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// Neither `XDG_CONFIG_HOME` nor `HOME` names a place for the file.
     #[error("no config directory to keep trust in: set XDG_CONFIG_HOME or HOME")]
     NoConfigDir,
+    /// The trust file is a symlink: following it would let whoever placed it choose the file.
     #[error("{} is a symbolic link; refusing to follow it (replace it with a regular file)", path.display())]
-    Symlink { path: PathBuf },
+    Symlink {
+        /// The trust file.
+        path: PathBuf,
+    },
+    /// The trust file is a folder, a FIFO or a device.
     #[error("{} is not a regular file", path.display())]
-    NotAFile { path: PathBuf },
+    NotAFile {
+        /// The trust file.
+        path: PathBuf,
+    },
+    /// The trust file is larger than any real one; it is not read.
     #[error("{} is larger than {limit} bytes", path.display())]
-    TooLarge { path: PathBuf, limit: u64 },
+    TooLarge {
+        /// The trust file.
+        path: PathBuf,
+        /// The most bytes read.
+        limit: u64,
+    },
+    /// Reading the trust file failed.
     #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
+    Read {
+        /// The trust file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// Writing the trust file (or its folder) failed.
     #[error("cannot write {}: {source}", path.display())]
-    Write { path: PathBuf, source: io::Error },
+    Write {
+        /// The file or folder being written.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The lock file could not be taken.
     #[error("cannot lock {}: {source}", path.display())]
-    Lock { path: PathBuf, source: io::Error },
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The trust file is not JSON of the expected shape; nothing in it is trusted.
     #[error("{} is not a valid trust file ({source}); fix or delete it", path.display())]
     Corrupt {
+        /// The trust file.
         path: PathBuf,
+        /// The parser's error.
         source: serde_json::Error,
     },
+    /// The trust file was written by a newer build.
     #[error("{} has version {found}; this build reads versions 1 and {TRUST_FILE_VERSION}", path.display())]
-    Version { path: PathBuf, found: u64 },
+    Version {
+        /// The trust file.
+        path: PathBuf,
+        /// The version it names.
+        found: u64,
+    },
+    /// The workspace path cannot be a key of the JSON file.
     #[error("the workspace path {} is not UTF-8, so trust cannot be recorded for it", path.display())]
-    NonUtf8Workspace { path: PathBuf },
+    NonUtf8Workspace {
+        /// The workspace's path.
+        path: PathBuf,
+    },
 }
 
 /// What is recorded for one workspace.
@@ -110,6 +156,22 @@ struct HooksV1 {
 }
 
 /// `trusted.json` in the user's config directory.
+///
+/// ```
+/// use std::collections::BTreeMap;
+///
+/// use agent_trust::{TrustKind, TrustStore, Verdict};
+///
+/// let config = tempfile::tempdir().unwrap();
+/// let store = TrustStore::at(config.path().join("trusted.json"));
+/// let workspace = std::path::Path::new("/home/me/project");
+/// assert_eq!(store.verdict(workspace, TrustKind::Hooks, "abc").unwrap(), Verdict::Untrusted);
+///
+/// store.trust(workspace, &BTreeMap::from([(TrustKind::Hooks, "abc".to_string())])).unwrap();
+/// assert_eq!(store.verdict(workspace, TrustKind::Hooks, "abc").unwrap(), Verdict::Trusted);
+/// // The hooks file changed since: the old trust does not carry over.
+/// assert_eq!(store.verdict(workspace, TrustKind::Hooks, "def").unwrap(), Verdict::Changed);
+/// ```
 #[derive(Debug, Clone)]
 pub struct TrustStore {
     path: PathBuf,
@@ -134,6 +196,7 @@ impl TrustStore {
         Self { path }
     }
 
+    /// Where the file is: the `trust` command prints it.
     pub fn path(&self) -> &Path {
         &self.path
     }
