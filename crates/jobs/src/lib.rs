@@ -16,6 +16,8 @@
 //! 4. kills a job that outlives [`JobConfig::limit`], and every job still running when the
 //!    manager is dropped (the session ended).
 
+#![warn(missing_docs)]
+
 mod log;
 mod manager;
 mod record;

@@ -46,38 +46,61 @@ impl Default for JobConfig {
     }
 }
 
+/// Why a job could not be started, found or read. Its text is the tool result the model
+/// reads (`bash` in the background, `job_output`, `job_kill`).
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
     // The sources' texts are in the messages: a tool result is one line, not a chain.
+    /// The job's record file could not be written, so the job was not started.
     #[error("cannot record the job: {0}")]
     Record(#[source] PathError),
+    /// The job's log could not be created, so the job was not started.
     #[error("cannot create the log of job {id}: {source}")]
     Log {
+        /// The job.
         id: u64,
+        /// What the boundary or the file system said.
         #[source]
         source: PathError,
     },
+    /// The process could not be started (the record says so).
     #[error("cannot start job {id}: {source}")]
     Spawn {
+        /// The job.
         id: u64,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// The job's log could not be read for `job_output`.
     #[error("cannot read the log of job {id}: {source}")]
     ReadLog {
+        /// The job.
         id: u64,
+        /// What the boundary or the file system said.
         #[source]
         source: PathError,
     },
+    /// Every id up to the store's bound is taken by a record on disk.
     #[error("no free job id in {JOBS_DIR}")]
     NoFreeId,
     /// The session already runs [`MAX_RUNNING_JOBS`] jobs: one reply cannot start hundreds.
     #[error(
         "{running} background jobs are running, the most one session may run; wait for one to end or stop one with job_kill"
     )]
-    TooMany { running: usize },
+    TooMany {
+        /// How many are running.
+        running: usize,
+    },
+    /// The model named a job this session did not start (a record on disk from another
+    /// session is not one of its jobs).
     #[error("there is no job {id} in this session{known}")]
-    Unknown { id: u64, known: KnownJobs },
+    Unknown {
+        /// The id the model gave.
+        id: u64,
+        /// The ids it could have given.
+        known: KnownJobs,
+    },
 }
 
 /// The ids of this session's jobs, for an error message (`; its jobs are 1, 2`).
@@ -140,6 +163,19 @@ pub const MAX_RUNNING_JOBS: usize = 16;
 
 /// The background jobs of one session. Dropping it (the session ended) kills every job still
 /// running, with its whole process tree.
+///
+/// ```
+/// use agent_jobs::{JobConfig, JobManager, JobStatus};
+/// use agent_workspace::Workspace;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// let jobs = JobManager::new(Workspace::new(dir.path()).unwrap(), JobConfig::default());
+/// let id = jobs.start("echo built").unwrap();
+/// assert_eq!(jobs.wait(id).await.unwrap(), JobStatus::Exited { code: 0 });
+/// assert_eq!(jobs.output(id, 10).unwrap(), "job 1 ended: exit 0\nbuilt");
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct JobManager {
     workspace: Workspace,
@@ -158,6 +194,8 @@ fn inside(workspace: &Workspace, path: &str) -> Result<Inside, PathError> {
 }
 
 impl JobManager {
+    /// A manager with no jobs yet, whose notices go nowhere until [`JobManager::inbox`] and
+    /// [`JobManager::events`] say where.
     pub fn new(workspace: Workspace, config: JobConfig) -> Self {
         Self {
             workspace,
@@ -188,6 +226,7 @@ impl JobManager {
         self
     }
 
+    /// The limits it was built with.
     pub fn config(&self) -> &JobConfig {
         &self.config
     }
