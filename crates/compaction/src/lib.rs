@@ -8,6 +8,8 @@
 //! - [`groups`]: the units all of this keeps or drops whole.
 //! - [`transcript`]: the session's append-only transcript, saved before a summary.
 
+#![warn(missing_docs)]
+
 pub mod artifacts;
 pub mod compactor;
 pub mod groups;
