@@ -69,6 +69,8 @@ enum SessionError {
     NotAllowed(crate::consent::Refused),
 }
 
+/// Chapter 9's memory around each turn: selects the records relevant to the prompt before
+/// it, extracts new ones from the exchange after it, and consolidates when the store grows.
 pub struct MemorySession {
     store: MemoryStore,
     model: Arc<dyn ModelClient>,
@@ -95,6 +97,8 @@ struct Consolidation {
 }
 
 impl MemorySession {
+    /// A session over `store` whose selection and extraction calls go to `model`; every save
+    /// is allowed until [`MemorySession::gate`] says otherwise.
     pub fn new(store: MemoryStore, model: Arc<dyn ModelClient>, delivery: MemoryDelivery) -> Self {
         Self {
             store,
@@ -126,10 +130,12 @@ impl MemorySession {
         self
     }
 
+    /// The store it reads and writes.
     pub fn store(&self) -> &MemoryStore {
         &self.store
     }
 
+    /// Who shows the selection to the model.
     pub fn delivery(&self) -> MemoryDelivery {
         self.delivery
     }

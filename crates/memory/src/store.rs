@@ -36,34 +36,55 @@ pub use crate::index::INDEX_FILE;
 use crate::index::{IndexEntry, parse_index, render_index};
 use crate::record::{MemoryRecord, last_wins};
 
+/// The memory folder, at the top of the workspace.
 pub const MEMORY_DIR: &str = ".memory";
 /// Bounds on each record file and on the index, checked on write and on read.
 pub const MAX_LINES: usize = 200;
+/// See [`MAX_LINES`].
 pub const MAX_BYTES: usize = 4_096;
 
+/// Why the memory store could not be read or changed. A failed change leaves the previous
+/// set of records as it was.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
     /// A step of a write failed on purpose (`MemoryStore::inject_fault`, tests only).
     #[error("{path}: {source}")]
-    Io { path: String, source: io::Error },
+    Io {
+        /// The memory folder.
+        path: String,
+        /// The injected failure, naming the step.
+        source: io::Error,
+    },
+    /// A record file or the index is over [`MAX_LINES`] or [`MAX_BYTES`].
     #[error(
         "{what} is too large: {lines} lines, {bytes} bytes (limit {MAX_LINES} lines, {MAX_BYTES} bytes)"
     )]
     TooLarge {
+        /// The file or record.
         what: String,
+        /// Its lines.
         lines: usize,
+        /// Its bytes.
         bytes: usize,
     },
+    /// A record or the index breaks the format or a rule of records.
     #[error("{path} is not valid: {reason}")]
-    Invalid { path: String, reason: String },
+    Invalid {
+        /// The file (or, before it is written, the record's name).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The folder itself cannot be used (it leads outside, or it is not a folder).
     #[error("the memory folder is not usable: {0}")]
     Folder(PathError),
     /// The boundary refused a file or the disk failed; the error names the file and the step.
     #[error(transparent)]
     Storage(#[from] PathError),
+    /// Another writer changed the set since the version this change was based on.
     #[error("the memory set changed while this change was prepared; nothing was written")]
     Changed,
+    /// The index lists no record of that name.
     #[error("no memory named `{0}`")]
     NotFound(String),
     /// A consolidation must replace what it removes: an empty reply would only delete.
@@ -73,16 +94,26 @@ pub enum MemoryError {
     #[error(
         "the consolidation would remove {removed} of {total} memories (at most half may go in one pass); nothing was changed"
     )]
-    RemovesTooMany { removed: usize, total: usize },
+    RemovesTooMany {
+        /// How many records would go.
+        removed: usize,
+        /// How many there are.
+        total: usize,
+    },
 }
 
 /// A step of a write, for tests that fail each step on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
+    /// Writing a new record file (step 1).
     WriteRecord,
+    /// Linking a replaced record into `archive/` (step 1).
     ArchiveOld,
+    /// Writing the new index's temp file (step 2).
     WriteIndex,
+    /// Renaming it over `MEMORY.md`, the commit (step 2).
     RenameIndex,
+    /// Removing an archived original (step 3, after the commit).
     DeleteOld,
 }
 
@@ -93,6 +124,7 @@ pub struct Skipped {
     pub name: String,
     /// Its file inside `.memory/`.
     pub file: String,
+    /// Why it was skipped.
     pub reason: String,
 }
 
@@ -105,7 +137,9 @@ impl std::fmt::Display for Skipped {
 /// The usable records, in index order, and the ones skipped as corrupt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Loaded {
+    /// The records that passed every check, in index order.
     pub records: Vec<MemoryRecord>,
+    /// The ones that did not, with why.
     pub skipped: Vec<Skipped>,
 }
 
@@ -166,6 +200,25 @@ enum MissingFolder {
 }
 
 /// The memory of one workspace.
+///
+/// ```
+/// use agent_memory::{MemoryRecord, MemoryStore, MemoryType};
+/// use agent_workspace::Workspace;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let store = MemoryStore::open(&Workspace::new(dir.path()).unwrap());
+/// let tabs = |description: &str| {
+///     MemoryRecord::new("prefers-tabs", MemoryType::User, description, "Indent with tabs.")
+/// };
+/// store.upsert(vec![tabs("The user indents with tabs")]).unwrap();
+/// // The same name again replaces the record; the old file goes to the archive.
+/// store.upsert(vec![tabs("The user indents with tabs, width 4")]).unwrap();
+/// assert_eq!(store.load().unwrap(), vec![tabs("The user indents with tabs, width 4")]);
+///
+/// let archived = store.forget("prefers-tabs").unwrap();
+/// assert_eq!(archived.len(), 1);
+/// assert!(store.load().unwrap().is_empty());
+/// ```
 #[derive(Debug)]
 pub struct MemoryStore {
     workspace: Workspace,
@@ -180,6 +233,8 @@ impl MemoryStore {
         Disk(&self.workspace)
     }
 
+    /// The store of `workspace`'s [`MEMORY_DIR`]; nothing is read or created until it is
+    /// used.
     pub fn open(workspace: &Workspace) -> Self {
         Self {
             workspace: workspace.clone(),
