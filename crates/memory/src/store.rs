@@ -290,9 +290,9 @@ impl MemoryStore {
             Err(err) => return Err(err.into()),
         };
         check_bounds(INDEX_FILE, &text)?;
-        let entries = parse_index(&text).map_err(|reason| MemoryError::Invalid {
+        let entries = parse_index(&text).map_err(|err| MemoryError::Invalid {
             path: INDEX_FILE.into(),
-            reason,
+            reason: err.to_string(),
         })?;
         Ok((text, entries))
     }
