@@ -98,6 +98,20 @@ pub enum HelperPath {
 }
 
 /// The sandbox commands run in: a mode, the network, and where the helper is.
+///
+/// ```
+/// use agent_sandbox::{HelperPath, Mode, Network, Sandbox, default_sandbox, set_default};
+///
+/// // The default: writes to the workspace only, no network, this program as the helper.
+/// let default = Sandbox { mode: Mode::WorkspaceWrite, network: Network::Off, helper: HelperPath::ThisProgram };
+/// assert_eq!(Sandbox::default(), default);
+///
+/// // Chosen once, at start-up (the `--sandbox` flags); a second choice is refused.
+/// let read_only = Sandbox { mode: "read-only".parse().unwrap(), ..Sandbox::default() };
+/// assert!(set_default(read_only.clone()));
+/// assert!(!set_default(Sandbox::default()));
+/// assert_eq!(default_sandbox(), read_only);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Sandbox {
     /// What a command may write.
