@@ -262,7 +262,7 @@ fn init(request: &Request, tmp: &Path, report: libc::c_int) -> i32 {
     // us), and if it dies later the kernel kills us, and with us the whole namespace.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     if let Err(why) = mounts::mounts(request.mode, &request.workspace) {
-        die(&why);
+        die(&why.to_string());
     }
     if let Err(why) = rules::restrict(request.mode, request.network, &request.workspace, tmp) {
         die(&why);
