@@ -36,7 +36,7 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use check::{Support, support};
+pub use check::{NamespacesError, Support, support};
 pub use helper::run_helper;
 
 /// The first argument that makes one of our programs act as the sandbox helper.
