@@ -16,10 +16,12 @@
 
 #![warn(missing_docs)]
 
+mod error;
 mod file;
 mod store;
 
-pub use store::{StoreError, TRUST_FILE_VERSION, TrustStore, WorkspaceEntry, read_bounded};
+pub use error::StoreError;
+pub use store::{TRUST_FILE_VERSION, TrustStore, WorkspaceEntry, read_bounded};
 
 use sha2::{Digest, Sha256};
 
