@@ -269,7 +269,7 @@ impl MemoryStore {
         }
         let _lock = self.disk().lock(&self.state)?;
         let listed = self.read_index(&dir).ok().map(|(_, entries)| entries);
-        let archive = || self.archive_dir().map_err(|e| e.to_string());
+        let archive = || self.archive_dir();
         archive::tidy(
             self.disk(),
             &dir,
