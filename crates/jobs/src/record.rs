@@ -51,7 +51,7 @@ pub enum JobStatus {
     Signalled,
     /// The harness killed its whole process tree.
     Killed {
-        /// Why.
+        /// Why the harness killed it: its time limit, `job_kill`, or the end of the session.
         reason: KillReason,
     },
     /// Recorded, but the process could not be started.

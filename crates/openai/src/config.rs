@@ -190,7 +190,7 @@ pub enum ConfigError {
     KeyFile {
         /// The file [`API_KEY_FILE_VAR`] names.
         path: String,
-        /// Why.
+        /// What went wrong with the file, in words.
         reason: String,
     },
     /// The `.env` file could not be read or has a bad line.
