@@ -43,6 +43,7 @@ pub struct CacheRow {
     pub stable_prefix_ratio: f64,
     /// What the server reported, when it reported usage.
     pub prompt_tokens: Option<u32>,
+    /// How many of those the server read from its prompt cache, when it said.
     pub cached_prompt_tokens: Option<u32>,
     /// From sending the request to its reply, retries included.
     pub elapsed_ms: Option<u64>,
@@ -83,6 +84,7 @@ pub struct CacheLedger {
 }
 
 impl CacheLedger {
+    /// No rows yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -96,6 +98,7 @@ impl CacheLedger {
         }
     }
 
+    /// Opens the row of `request`, sent at `at`, measuring its prefix against the previous one.
     pub fn request_sent(&mut self, request: &ModelRequest, at: Instant) {
         let bytes = prefix_bytes(request);
         let stable = self
@@ -115,6 +118,8 @@ impl CacheLedger {
         self.sent_at = Some(at);
     }
 
+    /// Completes the open row with the reply's usage and the time it took; without an open
+    /// row, nothing happens.
     pub fn reply_received(&mut self, usage: Option<Usage>, at: Instant) {
         let (Some(row), Some(sent)) = (self.rows.last_mut(), self.sent_at.take()) else {
             return;
@@ -126,6 +131,7 @@ impl CacheLedger {
         }
     }
 
+    /// One row per request so far, in order.
     pub fn rows(&self) -> &[CacheRow] {
         &self.rows
     }

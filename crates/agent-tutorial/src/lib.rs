@@ -5,6 +5,8 @@
 //! - [`cli`]: `agent-tutorial run | prompt | chapters` and the chapter binaries' `main`.
 //! - [`render`]: readable views of a request (used by `prompt` and the snapshot tests).
 
+#![warn(missing_docs)]
+
 pub mod agents;
 pub mod cache_report;
 pub mod cli;

@@ -25,6 +25,8 @@ pub struct CliObserver {
 }
 
 impl CliObserver {
+    /// An observer printing to stderr; with `record`, also appending each request to that file
+    /// (created if missing).
     pub fn new(record: Option<&std::path::Path>) -> std::io::Result<Self> {
         let record = match record {
             Some(path) => Some(Mutex::new(

@@ -11,17 +11,33 @@ pub use agent_harness::{Capabilities, Capability};
 /// Whether a chapter can be run yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// It runs, and its acceptance tests pass.
     Built,
+    /// In the table so the map is whole; asking for it is an error saying so.
     Planned,
 }
 
 /// One chapter's profile.
+///
+/// ```
+/// use agent_tutorial::{Capability, Profile, ProfileError};
+///
+/// let p07 = Profile::for_chapter(7).unwrap();
+/// assert_eq!(p07.id(), "P07");
+/// // Cumulative: chapter 7 has what chapters 1–6 added, and skills.
+/// assert!(p07.has(Capability::Bash) && p07.has(Capability::Skills));
+/// assert!(!p07.has(Capability::Compaction));
+/// assert_eq!(Profile::for_chapter(15), Err(ProfileError::NotBuilt(15)));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
+    /// Its number, 1 to 15.
     pub chapter: u8,
+    /// Whether it can be run.
     pub status: Status,
     /// What this chapter adds on top of the one before.
     pub adds: &'static [Capability],
+    /// One line: what `agent-tutorial chapters` shows.
     pub title: &'static str,
 }
 
@@ -62,10 +78,13 @@ const TABLE: &[Profile] = &[
     row(15, Planned, &[],                         "teammates: persistent teammates running concurrently, FIFO inboxes"),
 ];
 
+/// Why a chapter number has no profile to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ProfileError {
+    /// Not a chapter of the table.
     #[error("there is no chapter {0}; chapters are numbered 1 to {max}", max = TABLE.len())]
     Unknown(u8),
+    /// A chapter that is planned, not built.
     #[error(
         "chapter {0} is planned but not built yet; run `agent-tutorial chapters` to see what is"
     )]

@@ -40,6 +40,7 @@ impl std::fmt::Debug for Spinning {
 }
 
 impl Spinning {
+    /// Wraps `inner`; the spinner shows only while a call is running.
     pub fn new(inner: Arc<dyn ModelClient>) -> Self {
         Self { inner }
     }

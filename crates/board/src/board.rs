@@ -14,6 +14,31 @@ use crate::model::{
 /// A task board several teammates (tasks of one process, or processes on several machines)
 /// claim work from. Every method is one transaction; the owner is always the caller's
 /// identity, given by the runtime, never by the model.
+///
+/// ```
+/// use agent_board::{BoardConfig, ClaimTarget, ErrorKind, NewTask, SqliteBoard, TaskBoard};
+/// use agent_protocol::AgentId;
+/// use agent_workspace::Workspace;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let board = SqliteBoard::open(&Workspace::new(dir.path()).unwrap(), BoardConfig::default())
+///     .unwrap();
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let task = board
+///     .create(NewTask { subject: "Fix the parser".into(), ..NewTask::default() })
+///     .await
+///     .unwrap();
+/// let (alice, bob) = (AgentId::new("alice").unwrap(), AgentId::new("bob").unwrap());
+///
+/// let claim = board.claim(&alice, ClaimTarget::Task(task.id)).await.unwrap();
+/// // One winner: the task is taken, whoever asks next.
+/// let lost = board.claim(&bob, ClaimTarget::Task(task.id)).await.unwrap_err();
+/// assert_eq!(lost.kind(), ErrorKind::Refused);
+/// // Only the holder's token completes it.
+/// let done = board.complete(&alice, task.id, &claim.token, "fixed").await.unwrap();
+/// assert_eq!(done.result.as_deref(), Some("fixed"));
+/// # });
+/// ```
 #[async_trait]
 pub trait TaskBoard: Send + Sync + std::fmt::Debug {
     /// Adds a pending task. Every task it waits for must exist; nothing is stored when a

@@ -4,6 +4,8 @@
 //! [`clock`], [`sqlite`], [`postgres`], [`import`] (chapter 12's files), [`tools`] (the six
 //! tool specs and handlers, ready to register).
 
+#![warn(missing_docs)]
+
 pub mod board;
 pub mod clock;
 pub mod error;

@@ -12,13 +12,16 @@ use async_trait::async_trait;
 /// Where artifacts go, relative to the workspace.
 pub const ARTIFACT_DIR: &str = ".agent_tutorial/artifacts";
 
+/// When a tool result is persisted, and how much of it the history keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArtifactConfig {
     /// A single result larger than this is persisted.
     pub max_result_bytes: usize,
     /// When a batch is still larger than this, its largest results are persisted next.
     pub max_batch_bytes: usize,
+    /// Bytes from the start of a persisted result kept in its preview.
     pub preview_head_bytes: usize,
+    /// Bytes from its end kept in the preview (where a build's errors usually are).
     pub preview_tail_bytes: usize,
 }
 
@@ -67,6 +70,8 @@ fn file_stem(call_id: &str) -> String {
 }
 
 impl ArtifactStore {
+    /// Persists under `workspace`'s [`ARTIFACT_DIR`]; tells no one until
+    /// [`ArtifactStore::events`].
     pub fn new(workspace: Workspace, config: ArtifactConfig) -> Self {
         Self {
             workspace,

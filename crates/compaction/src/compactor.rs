@@ -41,6 +41,7 @@ const SUMMARY_MESSAGE: Template = Template::new(
 const SNIP_MARKER: Template =
     Template::new(FragmentKind::SnipMarker, include_str!("snip_marker.md"));
 
+/// The bounds of the three stages (snip, micro, summary).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactionConfig {
     /// Snip: the newest groups kept (plus the first user message).
@@ -72,10 +73,15 @@ impl Default for CompactionConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Summary {
+    /// What the user wants done now.
     pub current_goal: String,
+    /// Facts learned that are still needed.
     pub key_findings: Vec<String>,
+    /// Paths, and what happened to them.
     pub files_read_or_changed: Vec<String>,
+    /// Steps not done yet.
     pub remaining_work: Vec<String>,
+    /// Instructions and preferences the user gave: the part a summary must never lose.
     pub user_constraints: Vec<String>,
 }
 
@@ -223,6 +229,34 @@ struct State {
 }
 
 /// The chapter-8 history processor.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_compaction::{CompactionConfig, Compactor};
+/// use agent_core::{HistoryProcessor, Message};
+/// use agent_test_support::ScriptedModel;
+/// use agent_workspace::Workspace;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// let config = CompactionConfig { keep_groups: 2, ..CompactionConfig::default() };
+/// // Far under the byte budget: no summary, so the model is never asked.
+/// let model = Arc::new(ScriptedModel::replies([]));
+/// let compactor = Compactor::new(model, Workspace::new(dir.path()).unwrap(), config);
+///
+/// let mut history = Vec::new();
+/// for n in 1..=5 {
+///     history.push(Arc::new(Message::user(format!("question {n}"))));
+///     history.push(Arc::new(Message::assistant_text(format!("answer {n}"))));
+/// }
+/// let sent = compactor.process(history).await.unwrap();
+/// let texts: Vec<&str> = sent.iter().map(|m| m.text()).collect();
+/// let marker = "[snipped: 7 earlier messages (0 tool rounds) are not shown]";
+/// // Snip: the first user message, a marker for what is left out, the newest exchange.
+/// assert_eq!(texts, ["question 1", marker, "question 5", "answer 5"]);
+/// # });
+/// ```
 pub struct Compactor {
     model: Arc<dyn ModelClient>,
     workspace: Workspace,
@@ -242,6 +276,7 @@ impl std::fmt::Debug for Compactor {
 }
 
 impl Compactor {
+    /// A compactor that asks `model` for summaries and saves transcripts under `workspace`.
     pub fn new(
         model: Arc<dyn ModelClient>,
         workspace: Workspace,
@@ -447,48 +482,19 @@ impl HistoryProcessor for Compactor {
     }
 }
 
-/// The emergency processor for "prompt too long": keep the first group and the newest few.
-#[derive(Debug, Clone, Copy)]
-pub struct OverflowSnip {
-    pub keep_groups: usize,
-}
-
-#[async_trait]
-impl HistoryProcessor for OverflowSnip {
-    fn name(&self) -> &'static str {
-        "overflow_snip"
-    }
-
-    async fn process(
-        &self,
-        messages: Vec<Arc<Message>>,
-    ) -> Result<Vec<Arc<Message>>, ProcessError> {
-        Ok(shared(
-            snip(groups(owned(&messages)), self.keep_groups)
-                .into_iter()
-                .flatten()
-                .collect(),
-        ))
-    }
-}
-
-fn owned(messages: &[Arc<Message>]) -> Vec<Message> {
-    messages.iter().map(|m| Message::clone(m)).collect()
-}
-
-fn shared(messages: Vec<Message>) -> Vec<Arc<Message>> {
-    messages.into_iter().map(Arc::new).collect()
-}
-
 /// Why no summary was made (the request is then sent snipped, without one).
 #[derive(Debug, thiserror::Error)]
 pub enum SummaryError {
+    /// The messages to be summarized could not be saved first, so none is summarized.
     #[error("cannot save the transcript")]
     Transcript(#[from] TranscriptError),
+    /// The previous summary could not be written into the summary request.
     #[error("cannot serialize the previous summary")]
     Previous(#[source] serde_json::Error),
+    /// The new summary could not be written into the request.
     #[error("cannot serialize the summary")]
     Render(#[source] serde_json::Error),
+    /// The model's summary call failed, or its answer was not a [`Summary`].
     #[error("the summary call failed")]
     Call(#[from] SideCallError),
 }

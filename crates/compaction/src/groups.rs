@@ -32,6 +32,7 @@ pub fn message_bytes(message: &Message) -> usize {
     message.text().len() + calls
 }
 
+/// The bytes `messages` cost in a request ([`message_bytes`] summed).
 pub fn total_bytes<M: Borrow<Message>>(messages: &[M]) -> usize {
     messages.iter().map(|m| message_bytes(m.borrow())).sum()
 }

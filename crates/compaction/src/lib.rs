@@ -6,15 +6,18 @@
 //!   message and the newest groups), *micro* (stub old tool results) and, over a byte budget,
 //!   *summary* (ask the model for a structured summary of the older part).
 //! - [`groups`]: the units all of this keeps or drops whole.
+//! - [`overflow`]: [`OverflowSnip`], what the one retry after "prompt too long" sends.
 //! - [`transcript`]: the session's append-only transcript, saved before a summary.
+
+#![warn(missing_docs)]
 
 pub mod artifacts;
 pub mod compactor;
 pub mod groups;
+pub mod overflow;
 pub mod transcript;
 
 pub use artifacts::{ArtifactConfig, ArtifactStore};
-pub use compactor::{
-    CompactionConfig, Compactor, OverflowSnip, Summary, SummaryError, micro, snip,
-};
+pub use compactor::{CompactionConfig, Compactor, Summary, SummaryError, micro, snip};
+pub use overflow::OverflowSnip;
 pub use transcript::{TRANSCRIPT_DIR, TranscriptError};

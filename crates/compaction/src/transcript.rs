@@ -18,8 +18,10 @@ static SESSIONS: AtomicU64 = AtomicU64::new(0);
 /// Why a transcript could not be saved.
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
+    /// The transcript file could not be written.
     #[error(transparent)]
     Path(#[from] PathError),
+    /// A message could not be written as JSON.
     #[error("cannot serialize the history")]
     Json(#[from] serde_json::Error),
 }

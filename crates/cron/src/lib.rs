@@ -11,6 +11,8 @@
 //! Nothing fires by itself: the caller asks [`Scheduler::due`] when it is idle between user
 //! turns and runs each [`Due`] as a user turn headed by [`Due::marker`].
 
+#![warn(missing_docs)]
+
 mod error;
 mod schedule;
 mod scheduler;

@@ -20,6 +20,7 @@ pub enum Durability {
 }
 
 impl Durability {
+    /// The name the tools take and `cron list` shows.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Durable => "durable",
@@ -55,6 +56,7 @@ impl ScheduleId {
         Self(text.trim().to_ascii_lowercase())
     }
 
+    /// The id as shown (`3`, `s2`).
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -82,15 +84,19 @@ impl fmt::Display for ScheduleId {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Schedule {
+    /// Its id.
     pub id: ScheduleId,
     /// The 5-field expression, normalised to single spaces.
     pub cron: String,
+    /// What runs as a user turn when it fires.
     pub prompt: String,
     /// The IANA name the expression is read in.
     pub timezone: String,
+    /// Whether it outlives the process.
     pub durability: Durability,
     /// The next instant the schedule is due.
     pub next_fire_utc: Timestamp,
+    /// When it was added.
     pub created: Timestamp,
 }
 
@@ -106,10 +112,15 @@ impl Schedule {
 /// `missed == 4`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Due {
+    /// The schedule that came due.
     pub schedule_id: ScheduleId,
+    /// Its expression (for the marker line).
     pub cron: String,
+    /// Its time zone (for the marker line).
     pub timezone: String,
+    /// Whether it is durable.
     pub durability: Durability,
+    /// What runs.
     pub prompt: String,
     /// The first fire time that was not run yet (the one this run is for).
     pub scheduled_for: Timestamp,

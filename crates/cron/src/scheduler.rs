@@ -30,10 +30,13 @@ pub const MAX_COUNTED_MISSES: u32 = 1000;
 /// What `schedule_cron` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewSchedule {
+    /// A 5-field cron expression.
     pub cron: String,
+    /// What runs as a user turn when it fires.
     pub prompt: String,
     /// An IANA name; `None` means [`crate::DEFAULT_TIMEZONE`].
     pub timezone: Option<String>,
+    /// Whether it outlives the process.
     pub durability: Durability,
 }
 
@@ -45,6 +48,38 @@ struct SessionSchedules {
 }
 
 /// Durable schedules in the workspace's `crons.json`, session ones in memory.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use agent_cron::{Durability, ManualClock, NewSchedule, Scheduler, Timestamp};
+/// use agent_workspace::Workspace;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let start: Timestamp = "2026-03-02T08:58:00Z".parse().unwrap();
+/// let clock = Arc::new(ManualClock::new(start));
+/// let scheduler = Scheduler::new(&Workspace::new(dir.path()).unwrap(), clock.clone());
+/// scheduler
+///     .add(NewSchedule {
+///         cron: "0 9 * * 1-5".into(),
+///         prompt: "Summarise yesterday's commits.".into(),
+///         timezone: None,
+///         durability: Durability::Session,
+///     })
+///     .unwrap();
+///
+/// assert!(scheduler.due().unwrap().is_empty());
+/// clock.advance(Duration::from_secs(120));
+/// let due = scheduler.due().unwrap();
+/// assert_eq!(due.len(), 1);
+/// assert_eq!(
+///     due[0].marker(),
+///     "[scheduled run of cron s1 (`0 9 * * 1-5` UTC), due 2026-03-02 09:00 UTC]"
+/// );
+/// // Handed out once: asking again finds nothing until the next fire time.
+/// assert!(scheduler.due().unwrap().is_empty());
+/// ```
 pub struct Scheduler {
     store: Store,
     session: Mutex<SessionSchedules>,
@@ -63,6 +98,8 @@ impl fmt::Debug for Scheduler {
 }
 
 impl Scheduler {
+    /// Durable schedules in `workspace`, "now" read from `clock`, every durable schedule
+    /// trusted until [`Scheduler::trust`] says otherwise.
     pub fn new(workspace: &Workspace, clock: Arc<dyn Clock>) -> Self {
         Self {
             store: Store::new(workspace),

@@ -24,7 +24,9 @@ use crate::error::CronError;
 use crate::schedule::{Durability, Schedule};
 use crate::scheduler::{MAX_PROMPT_BYTES, MAX_SCHEDULES};
 
+/// Where durable schedules are kept, workspace-relative.
 pub const CRONS_FILE: &str = ".agent_tutorial/crons.json";
+/// The lock every change of [`CRONS_FILE`] is made under, from any process.
 pub const CRONS_LOCK: &str = ".agent_tutorial/crons.lock";
 /// The folder both live in, and the lock's name in it.
 const STATE_DIR: &str = ".agent_tutorial";

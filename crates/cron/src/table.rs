@@ -11,7 +11,7 @@ use crate::when::show_utc;
 const PROMPT_WIDTH: usize = 60;
 
 /// One line per schedule under a header, columns padded to their widest cell; prompts on one
-/// line, cut at [`PROMPT_WIDTH`] characters. `(no schedules)` when there is none.
+/// line, cut at 60 characters. `(no schedules)` when there is none.
 pub fn format_table(schedules: &[Schedule]) -> String {
     if schedules.is_empty() {
         return "(no schedules)".to_string();

@@ -17,8 +17,11 @@ use crate::scheduler::{NewSchedule, Scheduler};
 use crate::table::format_table;
 use crate::when::{Zone, show_utc};
 
+/// The tool that adds a schedule.
 pub const SCHEDULE_CRON: &str = "schedule_cron";
+/// The tool that lists the schedules.
 pub const LIST_CRONS: &str = "list_crons";
+/// The tool that cancels a schedule by id.
 pub const CANCEL_CRON: &str = "cancel_cron";
 
 /// Adds the three tools, sharing one scheduler (the one the REPL asks what is due).
@@ -35,6 +38,7 @@ pub fn add_cron_tools(
         .tool(cancel_spec(), Arc::new(CancelCron(Arc::clone(scheduler))))
 }
 
+/// `schedule_cron` as the model sees it.
 pub fn schedule_spec() -> ToolSpec {
     ToolSpec::new(
         SCHEDULE_CRON,
@@ -53,6 +57,7 @@ pub fn schedule_spec() -> ToolSpec {
     )
 }
 
+/// `list_crons` as the model sees it.
 pub fn list_spec() -> ToolSpec {
     ToolSpec::new(
         LIST_CRONS,
@@ -62,6 +67,7 @@ pub fn list_spec() -> ToolSpec {
     )
 }
 
+/// `cancel_cron` as the model sees it.
 pub fn cancel_spec() -> ToolSpec {
     ToolSpec::new(
         CANCEL_CRON,

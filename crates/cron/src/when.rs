@@ -83,6 +83,7 @@ impl Zone {
         Ok(Self { name, tz })
     }
 
+    /// UTC, the zone of a schedule that names none.
     pub fn utc() -> Self {
         Self {
             name: DEFAULT_TIMEZONE.to_string(),
@@ -90,6 +91,7 @@ impl Zone {
         }
     }
 
+    /// The database's name of the zone (`Europe/Berlin`).
     pub fn name(&self) -> &str {
         &self.name
     }

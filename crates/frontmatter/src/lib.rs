@@ -11,6 +11,8 @@
 //! [`read_header`] reads only up to the closing fence, so a catalog of many skills never
 //! reads their bodies.
 
+#![warn(missing_docs)]
+
 use std::io::{self, BufRead};
 
 use serde::de::DeserializeOwned;
@@ -18,16 +20,23 @@ use serde::de::DeserializeOwned;
 /// Front matter larger than this is refused (it would not be a header any more).
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
+/// Why a header could not be read; the skill and memory scanners turn it into a one-line
+/// warning naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum FrontMatterError {
+    /// The first line is not `---`: the file has no front matter at all.
     #[error("the file does not start with a `---` line")]
     MissingOpening,
+    /// The text ends before the opening fence is closed.
     #[error("the front matter has no closing `---` line")]
     MissingClosing,
+    /// The header grew past [`MAX_HEADER_BYTES`] before its closing fence.
     #[error("the front matter is larger than {MAX_HEADER_BYTES} bytes")]
     TooLarge,
+    /// The header is not YAML of the expected shape.
     #[error("the front matter is not valid: {0}")]
     Yaml(#[from] serde_yaml_ng::Error),
+    /// Reading the file failed.
     #[error(transparent)]
     Io(#[from] io::Error),
 }
@@ -54,6 +63,22 @@ pub fn split(text: &str) -> Result<(&str, &str), FrontMatterError> {
 }
 
 /// Parses the header of `text` as `T` and returns it with the body.
+///
+/// ```
+/// use agent_frontmatter::{FrontMatterError, parse};
+///
+/// #[derive(serde::Deserialize)]
+/// struct Header {
+///     name: String,
+/// }
+///
+/// let (header, body) = parse::<Header>("---\nname: rust-test\n---\nThe body.\n").unwrap();
+/// assert_eq!((header.name.as_str(), body), ("rust-test", "The body.\n"));
+/// assert!(matches!(
+///     parse::<Header>("no header"),
+///     Err(FrontMatterError::MissingOpening)
+/// ));
+/// ```
 pub fn parse<T: DeserializeOwned>(text: &str) -> Result<(T, &str), FrontMatterError> {
     let (header, body) = split(text)?;
     Ok((serde_yaml_ng::from_str(header)?, body))

@@ -15,31 +15,61 @@ pub enum HookError {
     /// event's output struct itself, so it cannot drift from what is accepted.
     #[error("`{field}` is not a {event} result field (allowed: {})", .allowed.join(", "))]
     FieldNotForEvent {
+        /// The event the hook was run for.
         event: HookEventKind,
+        /// The field it set.
         field: String,
+        /// The fields that event's output has.
         allowed: &'static [&'static str],
     },
     /// A Rust hook answered with the output of another event.
     #[error("answered a {answered} result to a {event} event")]
     WrongEvent {
+        /// The event the hook was run for.
         event: HookEventKind,
+        /// The event whose output it returned.
         answered: HookEventKind,
     },
     /// The answer is not JSON, or a field has the wrong type.
     #[error("answered invalid JSON ({source})")]
-    InvalidJson { source: serde_json::Error },
+    InvalidJson {
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+    /// The event could not be written as JSON for a shell hook's stdin.
     #[error("cannot encode the event as JSON: {source}")]
-    EncodeEvent { source: serde_json::Error },
+    EncodeEvent {
+        /// The encoder's error.
+        source: serde_json::Error,
+    },
+    /// The shell hook's command could not be started.
     #[error("cannot start `{command}`: {source}")]
-    Spawn { command: String, source: io::Error },
+    Spawn {
+        /// The command line from `hooks.json`.
+        command: String,
+        /// The operating system's error.
+        source: io::Error,
+    },
     /// Waiting for the command or reading its output failed.
     #[error("{source}")]
-    Supervise { source: io::Error },
+    Supervise {
+        /// The operating system's error.
+        source: io::Error,
+    },
     /// The command ran past its deadline; everything it started was killed.
     #[error("timed out after {}s", .after.as_secs_f64())]
-    TimedOut { after: Duration },
+    TimedOut {
+        /// The hook's time limit.
+        after: Duration,
+    },
+    /// The command exited unsuccessfully; its stderr says why.
     #[error("exited with {status}: {}", .stderr.trim())]
-    Exited { status: ExitStatus, stderr: String },
+    Exited {
+        /// How it exited.
+        status: ExitStatus,
+        /// Its stderr, bounded like all captured output.
+        stderr: String,
+    },
     /// A Rust hook's own failure.
     #[error(transparent)]
     Failed(Box<dyn Error + Send + Sync>),
@@ -57,7 +87,10 @@ impl HookError {
 #[derive(Debug, thiserror::Error)]
 #[error("{event} hook `{hook}` failed: {source}")]
 pub struct HookFailed {
+    /// The event the hook was run for.
     pub event: HookEventKind,
+    /// The hook's name (from `hooks.json`, or given to [`crate::FnHook::new`]).
     pub hook: String,
+    /// Why it failed.
     pub source: HookError,
 }

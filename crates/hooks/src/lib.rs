@@ -11,6 +11,8 @@
 //! - [`shell`]: [`ShellHook`], a `bash -c` command run under the workspace's process rules.
 //! - [`error`]: [`HookError`] (one hook's failure) and [`HookFailed`] (which hook, which event).
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod event;
 pub mod output;

@@ -88,9 +88,13 @@ pub enum HookOutput {
     /// Change nothing; fits every event (a shell hook's empty stdout).
     #[default]
     Nothing,
+    /// A UserPromptSubmit hook's answer.
     UserPromptSubmit(UserPromptSubmitOutput),
+    /// A PreToolUse hook's answer.
     PreToolUse(PreToolUseOutput),
+    /// A PostToolUse hook's answer.
     PostToolUse(PostToolUseOutput),
+    /// A Stop hook's answer.
     Stop(StopOutput),
 }
 
@@ -139,6 +143,7 @@ impl HookOutput {
 
 /// The output struct of one event.
 pub trait EventOutput: DeserializeOwned + Default + Into<HookOutput> {
+    /// The event this is the output of.
     const EVENT: HookEventKind;
 
     /// This event's output from a hook's answer ([`HookOutput::Nothing`] is the default).

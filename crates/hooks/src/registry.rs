@@ -23,7 +23,9 @@ use crate::output::{
 /// The answer must be the output of `event`'s kind, or [`HookOutput::Nothing`].
 #[async_trait]
 pub trait Hook: Send + Sync {
+    /// The name failures are reported under.
     fn name(&self) -> &str;
+    /// Runs the hook for `event`; an error is reported (and blocks a PreToolUse call).
     async fn run(&self, event: &HookEvent) -> Result<HookOutput, HookError>;
 }
 
@@ -43,6 +45,7 @@ impl<F> FnHook<F>
 where
     F: Fn(&HookEvent) -> Result<HookOutput, HookError> + Send + Sync,
 {
+    /// A hook called `name` that runs `body` for each event it is registered for.
     pub fn new(name: impl Into<String>, body: F) -> Self {
         Self {
             name: name.into(),
@@ -73,6 +76,33 @@ struct Registration {
 }
 
 /// The hooks of an agent, in registration order; plugs into the runner as [`TurnHooks`].
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_core::TurnHooks;
+/// use agent_hooks::{
+///     FnHook, HookEvent, HookEventKind, HookOutput, HookRegistry, UserPromptSubmitOutput,
+/// };
+///
+/// let mut hooks = HookRegistry::new();
+/// let guard = FnHook::new("no-secrets", |event: &HookEvent| {
+///     let HookEvent::UserPromptSubmit { prompt } = event else {
+///         return Ok(HookOutput::Nothing);
+///     };
+///     Ok(HookOutput::UserPromptSubmit(UserPromptSubmitOutput {
+///         block: prompt.contains("password").then(|| "looks like a secret".to_string()),
+///         ..UserPromptSubmitOutput::default()
+///     }))
+/// });
+/// hooks.register(HookEventKind::UserPromptSubmit, None, Arc::new(guard));
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let blocked = hooks.user_prompt_submit("my password is hunter2").await.unwrap_err();
+/// assert_eq!(blocked.to_string(), "looks like a secret (hook `no-secrets`)");
+/// assert!(hooks.user_prompt_submit("list the files").await.unwrap().is_empty());
+/// # });
+/// ```
 #[derive(Default)]
 pub struct HookRegistry {
     hooks: Vec<Registration>,
@@ -93,10 +123,13 @@ impl fmt::Debug for HookRegistry {
 }
 
 impl HookRegistry {
+    /// No hooks; failures are told to no one until [`HookRegistry::set_events`].
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds `hook` for `event`, after those already registered. For tool events, a
+    /// `matcher` runs it only for the tool of that name; `None` runs it for every tool.
     pub fn register(
         &mut self,
         event: HookEventKind,
@@ -111,6 +144,7 @@ impl HookRegistry {
         self
     }
 
+    /// No hook is registered.
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
     }

@@ -20,9 +20,13 @@ const HOOK_OUTPUT_CAP: usize = 1024 * 1024;
 /// killed when it ends.
 #[derive(Debug, Clone)]
 pub struct ShellHook {
+    /// The name failures are reported under.
     pub name: String,
+    /// The command line, run with `bash -c`.
     pub command: String,
+    /// Where it runs (its working directory and sandbox).
     pub workspace: Workspace,
+    /// How long one run may take before everything it started is killed.
     pub timeout: Duration,
 }
 

@@ -16,6 +16,9 @@
 //! 4. kills a job that outlives [`JobConfig::limit`], and every job still running when the
 //!    manager is dropped (the session ended).
 
+#![warn(missing_docs)]
+
+mod error;
 mod log;
 mod manager;
 mod record;
@@ -23,8 +26,8 @@ pub mod tools;
 
 /// The workspace's clock, re-exported: [`JobConfig::clock`] is one.
 pub use agent_workspace::{Clock, Sleep, SystemClock};
+pub use error::{JobError, KnownJobs};
 pub use manager::{
-    DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobError, JobManager, KnownJobs, MAX_RUNNING_JOBS,
-    seconds,
+    DEFAULT_LIMIT, DEFAULT_LOG_CAP, JobConfig, JobManager, MAX_RUNNING_JOBS, seconds,
 };
 pub use record::{JOBS_DIR, JobRecord, JobStatus, KillReason};

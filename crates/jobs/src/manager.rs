@@ -4,16 +4,15 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use agent_core::{
-    AgentEvent, AgentInbox, Events, FailureCode, InboxItem, InboxKind, Sender, ToolFailure,
-};
+use agent_core::{AgentEvent, AgentInbox, Events, InboxItem, InboxKind, Sender, ToolFailure};
 use agent_workspace::process::{Child, Command, Ended, Killer, Output, Stdin, Stream};
 use agent_workspace::{Clock, Inside, PathError, SystemClock, Workspace};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
+use crate::error::{JobError, KnownJobs};
 use crate::log::{JobLog, last_lines};
-use crate::record::{self, JOBS_DIR, JobRecord, JobStatus, KillReason, RecordError, log_path};
+use crate::record::{self, JobRecord, JobStatus, KillReason, RecordError, log_path};
 
 /// How long a job may run before it is killed, unless configured otherwise.
 pub const DEFAULT_LIMIT: Duration = Duration::from_secs(10 * 60);
@@ -46,75 +45,6 @@ impl Default for JobConfig {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum JobError {
-    // The sources' texts are in the messages: a tool result is one line, not a chain.
-    #[error("cannot record the job: {0}")]
-    Record(#[source] PathError),
-    #[error("cannot create the log of job {id}: {source}")]
-    Log {
-        id: u64,
-        #[source]
-        source: PathError,
-    },
-    #[error("cannot start job {id}: {source}")]
-    Spawn {
-        id: u64,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot read the log of job {id}: {source}")]
-    ReadLog {
-        id: u64,
-        #[source]
-        source: PathError,
-    },
-    #[error("no free job id in {JOBS_DIR}")]
-    NoFreeId,
-    /// The session already runs [`MAX_RUNNING_JOBS`] jobs: one reply cannot start hundreds.
-    #[error(
-        "{running} background jobs are running, the most one session may run; wait for one to end or stop one with job_kill"
-    )]
-    TooMany { running: usize },
-    #[error("there is no job {id} in this session{known}")]
-    Unknown { id: u64, known: KnownJobs },
-}
-
-/// The ids of this session's jobs, for an error message (`; its jobs are 1, 2`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KnownJobs(pub Vec<u64>);
-
-impl std::fmt::Display for KnownJobs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("; it has started none");
-        }
-        let ids: Vec<String> = self.0.iter().map(u64::to_string).collect();
-        write!(f, "; its jobs are {}", ids.join(", "))
-    }
-}
-
-impl From<JobError> for ToolFailure {
-    /// A wrong id is the model's to fix; a path that leads out is `path_escape`; the rest
-    /// failed while running.
-    fn from(err: JobError) -> Self {
-        let escape = matches!(
-            &err,
-            JobError::Record(PathError::Escape { .. })
-                | JobError::Log {
-                    source: PathError::Escape { .. },
-                    ..
-                }
-        );
-        let code = match &err {
-            JobError::Unknown { .. } => FailureCode::InvalidArguments,
-            _ if escape => FailureCode::PathEscape,
-            _ => FailureCode::ToolExecutionError,
-        };
-        ToolFailure::new(code, err.to_string())
-    }
-}
-
 /// Where a job's end is told: the model through the agent's inbox (a notice stored before the
 /// next request), the person through an [`AgentEvent::JobFinished`] event.
 #[derive(Debug, Clone, Default)]
@@ -140,6 +70,19 @@ pub const MAX_RUNNING_JOBS: usize = 16;
 
 /// The background jobs of one session. Dropping it (the session ended) kills every job still
 /// running, with its whole process tree.
+///
+/// ```
+/// use agent_jobs::{JobConfig, JobManager, JobStatus};
+/// use agent_workspace::Workspace;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// let jobs = JobManager::new(Workspace::new(dir.path()).unwrap(), JobConfig::default());
+/// let id = jobs.start("echo built").unwrap();
+/// assert_eq!(jobs.wait(id).await.unwrap(), JobStatus::Exited { code: 0 });
+/// assert_eq!(jobs.output(id, 10).unwrap(), "job 1 ended: exit 0\nbuilt");
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct JobManager {
     workspace: Workspace,
@@ -158,6 +101,8 @@ fn inside(workspace: &Workspace, path: &str) -> Result<Inside, PathError> {
 }
 
 impl JobManager {
+    /// A manager with no jobs yet, whose notices go nowhere until [`JobManager::inbox`] and
+    /// [`JobManager::events`] say where.
     pub fn new(workspace: Workspace, config: JobConfig) -> Self {
         Self {
             workspace,
@@ -188,6 +133,7 @@ impl JobManager {
         self
     }
 
+    /// The limits it was built with.
     pub fn config(&self) -> &JobConfig {
         &self.config
     }

@@ -43,16 +43,23 @@ pub enum JobStatus {
     /// Recorded; the process was started (or is about to be: the record comes first).
     Running,
     /// The command exited with this code.
-    Exited { code: i32 },
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
     /// A signal from outside ended it.
     Signalled,
     /// The harness killed its whole process tree.
-    Killed { reason: KillReason },
+    Killed {
+        /// Why the harness killed it: its time limit, `job_kill`, or the end of the session.
+        reason: KillReason,
+    },
     /// Recorded, but the process could not be started.
     FailedToStart,
 }
 
 impl JobStatus {
+    /// Not ended yet: it counts towards [`crate::MAX_RUNNING_JOBS`] and can be killed.
     pub fn is_running(self) -> bool {
         self == Self::Running
     }
@@ -74,8 +81,11 @@ impl fmt::Display for JobStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobRecord {
+    /// The job's number in this workspace, also its file name.
     pub id: u64,
+    /// The command line, as the model gave it.
     pub command: String,
+    /// Where it is in its life (rewritten when it ends).
     pub status: JobStatus,
     /// The log, relative to the workspace root.
     pub log: String,

@@ -17,6 +17,7 @@ pub const DEFAULT_TAIL: usize = 20;
 /// The most lines `job_output` shows.
 pub const MAX_TAIL: usize = 1000;
 
+/// `job_output` as the model sees it.
 pub fn output_spec() -> ToolSpec {
     ToolSpec::new(
         JobOutput::NAME,
@@ -33,6 +34,7 @@ pub fn output_spec() -> ToolSpec {
     )
 }
 
+/// `job_kill` as the model sees it.
 pub fn kill_spec() -> ToolSpec {
     ToolSpec::new(
         JobKill::NAME,
@@ -78,10 +80,12 @@ fn describe_job(arguments: &Value) -> CallSummary {
     }
 }
 
+/// `job_output{id}`: a job's status and the last lines of its output so far.
 #[derive(Debug, Clone)]
 pub struct JobOutput(pub Arc<JobManager>);
 
 impl JobOutput {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "job_output";
 }
 
@@ -103,10 +107,12 @@ impl ToolHandler for JobOutput {
     }
 }
 
+/// `job_kill{id}`: ends a job with its whole process tree.
 #[derive(Debug, Clone)]
 pub struct JobKill(pub Arc<JobManager>);
 
 impl JobKill {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "job_kill";
 }
 

@@ -7,6 +7,7 @@ use agent_workspace::{Op, PathError};
 
 use crate::fsio::{Disk, EntryKind, already_exists};
 use crate::index::{INDEX_FILE, IndexEntry, is_record_file};
+use crate::store::MemoryError;
 
 /// The archive folder inside `.memory/`.
 pub const ARCHIVE_DIR: &str = "archive";
@@ -61,7 +62,7 @@ pub(crate) fn tidy(
     disk: Disk<'_>,
     dir: &Path,
     listed: Option<&[IndexEntry]>,
-    archive: &dyn Fn() -> Result<std::path::PathBuf, String>,
+    archive: &dyn Fn() -> Result<std::path::PathBuf, MemoryError>,
     limit: u64,
 ) {
     let entries = match disk.list_dir(dir) {
@@ -95,21 +96,18 @@ fn archive_orphan(
     disk: Disk<'_>,
     dir: &Path,
     name: &str,
-    archive: &dyn Fn() -> Result<std::path::PathBuf, String>,
+    archive: &dyn Fn() -> Result<std::path::PathBuf, MemoryError>,
     limit: u64,
-) -> Result<(), String> {
+) -> Result<(), MemoryError> {
     let archive = archive()?;
     let path = dir.join(name);
     // An orphan the archive holds already: a deletion committed, archived, then failed to
     // remove the original. Archiving it again would only make a duplicate.
     let archived = archive.join(name);
-    let duplicate = disk.exists(&archived)
-        && disk
-            .same_content(&path, &archived, limit)
-            .map_err(|e| e.to_string())?;
+    let duplicate = disk.exists(&archived) && disk.same_content(&path, &archived, limit)?;
     if !duplicate {
-        let got = link_into(disk, dir, &archive, name).map_err(|e| e.to_string())?;
+        let got = link_into(disk, dir, &archive, name)?;
         tracing::info!("memory: moved the leftover {name} to {ARCHIVE_DIR}/{got:?}");
     }
-    disk.remove(&path).map_err(|e| e.to_string())
+    Ok(disk.remove(&path)?)
 }

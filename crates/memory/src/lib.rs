@@ -12,6 +12,8 @@
 //! - [`consent`]: what is saved reaches every future prompt, so the agent's permission gate
 //!   decides it like a write.
 
+#![warn(missing_docs)]
+
 mod archive;
 pub mod block;
 pub mod consent;

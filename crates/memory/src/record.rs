@@ -7,18 +7,25 @@ use serde::{Deserialize, Serialize};
 /// Why a record cannot be stored or read.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    /// The name is not a slug (it becomes part of a file name).
     #[error("name `{0}` must be a slug (a-z, 0-9, -, _; at most {MAX_NAME_LEN} characters)")]
     Name(String),
+    /// The description (of the named record) is empty or spans lines: it is one line of the
+    /// index.
     #[error("record `{0}`: description must be one non-empty line")]
     Description(String),
     /// A control, bidirectional or invisible character (the body may hold line breaks and
     /// tabs): a record goes into every later prompt and onto the terminal.
     #[error("record `{name}`: the {part} holds the hidden character U+{code:04X}")]
     HiddenCharacter {
+        /// The record.
         name: String,
+        /// "description" or "body".
         part: &'static str,
+        /// The character's code point.
         code: u32,
     },
+    /// The record file's front matter could not be read.
     #[error(transparent)]
     FrontMatter(#[from] FrontMatterError),
 }
@@ -38,6 +45,7 @@ pub enum MemoryType {
 }
 
 impl MemoryType {
+    /// The name the front matter and the prompt use (`feedback`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::User => "user",
@@ -52,8 +60,11 @@ impl MemoryType {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
+    /// The record's name (a copy: the index's name is the one used).
     pub name: String,
+    /// The one-line description.
     pub description: String,
+    /// What it is about (`type:` in the file).
     #[serde(rename = "type")]
     pub kind: MemoryType,
 }
@@ -62,14 +73,19 @@ pub struct Header {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryRecord {
+    /// A slug, unique in the store: saving a record of the same name replaces it.
     pub name: String,
+    /// What it is about.
     #[serde(rename = "type")]
     pub kind: MemoryType,
+    /// One line: what the index lists and selection reads.
     pub description: String,
+    /// The memory itself, in Markdown.
     pub body: String,
 }
 
 impl MemoryRecord {
+    /// A record from its four fields (not validated: [`MemoryRecord::validate`] does that).
     pub fn new(name: &str, kind: MemoryType, description: &str, body: &str) -> Self {
         Self {
             name: name.into(),

@@ -77,6 +77,8 @@ enum SessionError {
     NotAllowed(crate::consent::Refused),
 }
 
+/// Chapter 9's memory around each turn: selects the records relevant to the prompt before
+/// it, extracts new ones from the exchange after it, and consolidates when the store grows.
 pub struct MemorySession {
     store: MemoryStore,
     model: Arc<dyn ModelClient>,
@@ -103,6 +105,8 @@ struct Consolidation {
 }
 
 impl MemorySession {
+    /// A session over `store` whose selection and extraction calls go to `model`; every save
+    /// is allowed until [`MemorySession::gate`] says otherwise.
     pub fn new(
         store: MemoryStore,
         model: Arc<dyn ModelClient>,
@@ -138,10 +142,12 @@ impl MemorySession {
         self
     }
 
+    /// The store it reads and writes.
     pub fn store(&self) -> &MemoryStore {
         &self.store
     }
 
+    /// Where the selection is shown to the model.
     pub fn placement(&self) -> MemoryPlacement {
         self.placement
     }

@@ -25,45 +25,68 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use agent_workspace::{PathError, StateDir, Workspace};
 
+mod commit;
+
+use self::commit::Change;
 use crate::archive::{self, ARCHIVE_DIR};
 use crate::fsio::Disk;
 pub use crate::index::INDEX_FILE;
-use crate::index::{IndexEntry, parse_index, render_index};
+use crate::index::{IndexEntry, parse_index};
 use crate::record::{MemoryRecord, last_wins};
 
+/// The memory folder, at the top of the workspace.
 pub const MEMORY_DIR: &str = ".memory";
 /// Bounds on each record file and on the index, checked on write and on read.
 pub const MAX_LINES: usize = 200;
+/// See [`MAX_LINES`].
 pub const MAX_BYTES: usize = 4_096;
 
+/// Why the memory store could not be read or changed. A failed change leaves the previous
+/// set of records as it was.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
     /// A step of a write failed on purpose (`MemoryStore::inject_fault`, tests only).
     #[error("{path}: {source}")]
-    Io { path: String, source: io::Error },
+    Io {
+        /// The memory folder.
+        path: String,
+        /// The injected failure, naming the step.
+        source: io::Error,
+    },
+    /// A record file or the index is over [`MAX_LINES`] or [`MAX_BYTES`].
     #[error(
         "{what} is too large: {lines} lines, {bytes} bytes (limit {MAX_LINES} lines, {MAX_BYTES} bytes)"
     )]
     TooLarge {
+        /// The file or record.
         what: String,
+        /// Its lines.
         lines: usize,
+        /// Its bytes.
         bytes: usize,
     },
+    /// A record or the index breaks the format or a rule of records.
     #[error("{path} is not valid: {reason}")]
-    Invalid { path: String, reason: String },
+    Invalid {
+        /// The file (or, before it is written, the record's name).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The folder itself cannot be used (it leads outside, or it is not a folder).
     #[error("the memory folder is not usable: {0}")]
     Folder(PathError),
     /// The boundary refused a file or the disk failed; the error names the file and the step.
     #[error(transparent)]
     Storage(#[from] PathError),
+    /// Another writer changed the set since the version this change was based on.
     #[error("the memory set changed while this change was prepared; nothing was written")]
     Changed,
+    /// The index lists no record of that name.
     #[error("no memory named `{0}`")]
     NotFound(String),
     /// A consolidation must replace what it removes: an empty reply would only delete.
@@ -73,16 +96,26 @@ pub enum MemoryError {
     #[error(
         "the consolidation would remove {removed} of {total} memories (at most half may go in one pass); nothing was changed"
     )]
-    RemovesTooMany { removed: usize, total: usize },
+    RemovesTooMany {
+        /// How many records would go.
+        removed: usize,
+        /// How many there are.
+        total: usize,
+    },
 }
 
 /// A step of a write, for tests that fail each step on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
+    /// Writing a new record file (step 1).
     WriteRecord,
+    /// Linking a replaced record into `archive/` (step 1).
     ArchiveOld,
+    /// Writing the new index's temp file (step 2).
     WriteIndex,
+    /// Renaming it over `MEMORY.md`, the commit (step 2).
     RenameIndex,
+    /// Removing an archived original (step 3, after the commit).
     DeleteOld,
 }
 
@@ -93,6 +126,7 @@ pub struct Skipped {
     pub name: String,
     /// Its file inside `.memory/`.
     pub file: String,
+    /// Why it was skipped.
     pub reason: String,
 }
 
@@ -105,7 +139,9 @@ impl std::fmt::Display for Skipped {
 /// The usable records, in index order, and the ones skipped as corrupt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Loaded {
+    /// The records that passed every check, in index order.
     pub records: Vec<MemoryRecord>,
+    /// The ones that did not, with why.
     pub skipped: Vec<Skipped>,
 }
 
@@ -121,41 +157,6 @@ fn check_bounds(what: &str, text: &str) -> Result<(), MemoryError> {
     Ok(())
 }
 
-/// An injected fault: the error names the folder, the source says which step.
-fn step_error(source: io::Error) -> MemoryError {
-    MemoryError::Io {
-        path: MEMORY_DIR.into(),
-        source,
-    }
-}
-
-fn unique_suffix() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let mixed = nanos
-        ^ (u64::from(std::process::id()) << 32)
-        ^ COUNTER
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    // A cheap mix so consecutive calls differ in every digit.
-    let mixed = (mixed ^ (mixed >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    format!("{:08x}", (mixed >> 32) as u32)
-}
-
-/// What a commit changes, checked against the current index under the lock.
-struct Change<'a> {
-    /// Commit only if the index text is still this (consolidation: the model saw it).
-    expected: Option<&'a str>,
-    /// Names whose entries go (to the archive).
-    remove: Vec<String>,
-    add: Vec<MemoryRecord>,
-    /// Refuses the change given the current index, before anything is written.
-    check: &'a dyn Fn(&[IndexEntry]) -> Result<(), MemoryError>,
-}
-
 /// What a locked operation does when `.memory/` does not exist yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MissingFolder {
@@ -166,6 +167,25 @@ enum MissingFolder {
 }
 
 /// The memory of one workspace.
+///
+/// ```
+/// use agent_memory::{MemoryRecord, MemoryStore, MemoryType};
+/// use agent_workspace::Workspace;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let store = MemoryStore::open(&Workspace::new(dir.path()).unwrap());
+/// let tabs = |description: &str| {
+///     MemoryRecord::new("prefers-tabs", MemoryType::User, description, "Indent with tabs.")
+/// };
+/// store.upsert(vec![tabs("The user indents with tabs")]).unwrap();
+/// // The same name again replaces the record; the old file goes to the archive.
+/// store.upsert(vec![tabs("The user indents with tabs, width 4")]).unwrap();
+/// assert_eq!(store.load().unwrap(), vec![tabs("The user indents with tabs, width 4")]);
+///
+/// let archived = store.forget("prefers-tabs").unwrap();
+/// assert_eq!(archived.len(), 1);
+/// assert!(store.load().unwrap().is_empty());
+/// ```
 #[derive(Debug)]
 pub struct MemoryStore {
     workspace: Workspace,
@@ -180,6 +200,8 @@ impl MemoryStore {
         Disk(&self.workspace)
     }
 
+    /// The store of `workspace`'s [`MEMORY_DIR`]; nothing is read or created until it is
+    /// used.
     pub fn open(workspace: &Workspace) -> Self {
         Self {
             workspace: workspace.clone(),
@@ -247,7 +269,7 @@ impl MemoryStore {
         }
         let _lock = self.disk().lock(&self.state)?;
         let listed = self.read_index(&dir).ok().map(|(_, entries)| entries);
-        let archive = || self.archive_dir().map_err(|e| e.to_string());
+        let archive = || self.archive_dir();
         archive::tidy(
             self.disk(),
             &dir,
@@ -268,9 +290,9 @@ impl MemoryStore {
             Err(err) => return Err(err.into()),
         };
         check_bounds(INDEX_FILE, &text)?;
-        let entries = parse_index(&text).map_err(|reason| MemoryError::Invalid {
+        let entries = parse_index(&text).map_err(|err| MemoryError::Invalid {
             path: INDEX_FILE.into(),
-            reason,
+            reason: err.to_string(),
         })?;
         Ok((text, entries))
     }
@@ -402,126 +424,5 @@ impl MemoryStore {
             add: Vec::new(),
             check: &check,
         })
-    }
-
-    /// Returns the archived files, relative to `.memory/`.
-    fn commit(&self, change: Change<'_>) -> Result<Vec<String>, MemoryError> {
-        // Everything that can be checked is checked before the disk is touched.
-        let mut files = Vec::with_capacity(change.add.len());
-        for record in &change.add {
-            let invalid = |reason| MemoryError::Invalid {
-                path: record.name.clone(),
-                reason,
-            };
-            record.validate().map_err(|e| invalid(e.to_string()))?;
-            let text = record.to_file_text().map_err(|e| invalid(e.to_string()))?;
-            check_bounds(&format!("record `{}`", record.name), &text)?;
-            files.push((format!("{}-{}.md", record.name, unique_suffix()), text));
-        }
-        // A change that only removes has nothing to remove from a store that does not exist:
-        // it must not create `.memory/` (and its lock file) just to say so.
-        let missing = if change.add.is_empty() {
-            MissingFolder::Empty
-        } else {
-            MissingFolder::Create
-        };
-        self.locked(missing, |dir| {
-            let (version, current) = self.read_index(dir)?;
-            if change.expected.is_some_and(|v| v != version) {
-                return Err(MemoryError::Changed);
-            }
-            (change.check)(&current)?;
-            let (gone, mut kept): (Vec<IndexEntry>, Vec<IndexEntry>) = current
-                .into_iter()
-                .partition(|e| change.remove.contains(&e.name));
-            kept.extend(
-                change
-                    .add
-                    .iter()
-                    .zip(&files)
-                    .map(|(r, (file, _))| IndexEntry {
-                        name: r.name.clone(),
-                        file: file.clone(),
-                        description: r.description.trim().to_string(),
-                    }),
-            );
-            let index = render_index(&kept);
-            check_bounds(INDEX_FILE, &index)?;
-            let archived = self.write_files(dir, &files, &gone, &index)?;
-            for entry in gone {
-                let removed = match self.hit(Fault::DeleteOld) {
-                    Ok(()) => self.disk().remove(&dir.join(&entry.file)),
-                    Err(fault) => Err(PathError::Io {
-                        op: agent_workspace::Op::Remove,
-                        path: entry.file.clone(),
-                        source: fault,
-                    }),
-                };
-                match removed {
-                    Ok(()) => {}
-                    // A record whose file was missing had nothing to archive or remove.
-                    Err(err) if err.is_not_found() => {}
-                    // Committed and archived already: the leftover original is an unlisted
-                    // orphan, removed by the next clean-up.
-                    Err(err) => tracing::warn!(
-                        "memory: cannot remove the archived original {}: {err}",
-                        entry.file
-                    ),
-                }
-            }
-            Ok(archived)
-        })
-    }
-
-    /// Steps 1 and 2 of the commit; on failure removes what it added. Returns the archived
-    /// files, relative to `.memory/`.
-    fn write_files(
-        &self,
-        dir: &Path,
-        files: &[(String, String)],
-        gone: &[IndexEntry],
-        index: &str,
-    ) -> Result<Vec<String>, MemoryError> {
-        let mut added: Vec<PathBuf> = Vec::new();
-        let mut archived: Vec<String> = Vec::new();
-        let tmp_index = dir.join(format!(".{INDEX_FILE}.tmp-{}", unique_suffix()));
-        let result = (|| -> Result<(), MemoryError> {
-            for (file, text) in files {
-                self.hit(Fault::WriteRecord).map_err(step_error)?;
-                let path = dir.join(file);
-                self.disk().write_synced(&path, text)?;
-                added.push(path);
-            }
-            if !gone.is_empty() {
-                let archive = self.archive_dir()?;
-                for entry in gone {
-                    self.hit(Fault::ArchiveOld).map_err(step_error)?;
-                    let got = archive::link_into(self.disk(), dir, &archive, &entry.file)?;
-                    if let Some(name) = got {
-                        added.push(archive.join(&name));
-                        archived.push(format!("{ARCHIVE_DIR}/{name}"));
-                    }
-                }
-                if let Err(err) = self.disk().sync_dir(&archive) {
-                    tracing::warn!("memory: cannot sync the archive folder: {err}");
-                }
-            }
-            self.hit(Fault::WriteIndex).map_err(step_error)?;
-            self.disk().write_synced(&tmp_index, index)?;
-            self.hit(Fault::RenameIndex).map_err(step_error)?;
-            Ok(self.disk().rename(&tmp_index, &dir.join(INDEX_FILE))?)
-        })();
-        if let Err(err) = result {
-            // Not committed: remove what this write added; the old set is untouched.
-            for path in added.iter().chain([&tmp_index]) {
-                let _ = self.disk().remove(path);
-            }
-            return Err(err);
-        }
-        // Committed. Make the rename durable; a failure here cannot be undone, only reported.
-        if let Err(err) = self.disk().sync_dir(dir) {
-            tracing::warn!("memory: cannot sync the memory folder: {err}");
-        }
-        Ok(archived)
     }
 }

@@ -24,6 +24,47 @@ use crate::errors::{map_http_error, map_status};
 use crate::http::{HttpError, HttpLayer};
 
 /// A [`ModelClient`] speaking Chat Completions to any compatible server.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use agent_core::{Message, ModelClient, ModelReply, ModelRequest};
+/// use agent_openai::{ApiKey, OpenAiConfig, OpenAiModel, Sampling};
+/// use serde_json::json;
+/// use wiremock::matchers::{method, path};
+/// use wiremock::{Mock, MockServer, ResponseTemplate};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// // A local stand-in for the server: no network, no key.
+/// let server = MockServer::start().await;
+/// let answer = json!({
+///     "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "small",
+///     "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."},
+///                  "finish_reason": "stop"}]
+/// });
+/// Mock::given(method("POST"))
+///     .and(path("/v1/chat/completions"))
+///     .respond_with(ResponseTemplate::new(200).set_body_json(answer))
+///     .mount(&server)
+///     .await;
+///
+/// let model = OpenAiModel::new(&OpenAiConfig {
+///     base_url: format!("{}/v1", server.uri()),
+///     api_key: ApiKey::new("local"),
+///     model: "small".into(),
+///     fallback_model: None,
+///     sampling: Sampling::default(),
+///     request_timeout: Duration::from_secs(10),
+/// })
+/// .unwrap();
+/// let request = ModelRequest {
+///     messages: vec![Message::user("hi").into()],
+///     ..ModelRequest::default()
+/// };
+/// let reply = model.complete(&request).await.unwrap();
+/// assert_eq!(reply.content.as_deref(), Some("Hello."));
+/// # });
+/// ```
 pub struct OpenAiModel {
     http: HttpLayer,
     model: String,
@@ -44,6 +85,7 @@ impl std::fmt::Debug for OpenAiModel {
 }
 
 impl OpenAiModel {
+    /// A client for `config`'s server and model. No request is made yet.
     pub fn new(config: &OpenAiConfig) -> Result<Self, HttpError> {
         let http = HttpLayer::new(
             format!("{}/chat/completions", config.base_url),
@@ -75,6 +117,7 @@ impl OpenAiModel {
         self
     }
 
+    /// The model every request names.
     pub fn model(&self) -> &str {
         &self.model
     }

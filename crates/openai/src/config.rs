@@ -4,14 +4,18 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
+/// The server's `/v1` address.
 pub const BASE_URL_VAR: &str = "OPENAI_BASE_URL";
+/// The API key (any non-empty value for a local server).
 pub const API_KEY_VAR: &str = "OPENAI_API_KEY";
 /// A file holding the key, read once at start-up (only from the environment: a `.env` of the
 /// working directory could name the user's key file and its own server).
 pub const API_KEY_FILE_VAR: &str = "OPENAI_API_KEY_FILE";
+/// The model every request names.
 pub const MODEL_VAR: &str = "OPENAI_MODEL";
 /// The model asked after repeated overloaded answers (chapter 11 on).
 pub const FALLBACK_MODEL_VAR: &str = "OPENAI_FALLBACK_MODEL";
+/// The server when [`BASE_URL_VAR`] is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// The API key. It has no `Display` and its `Debug` is redacted, so it cannot end up in a log
@@ -20,6 +24,7 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub struct ApiKey(String);
 
 impl ApiKey {
+    /// Wraps `key`; from here on it is shown only as `[redacted]`.
     pub fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
@@ -47,14 +52,18 @@ impl fmt::Debug for ApiKey {
 /// A complete configuration for the Chat Completions adapter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenAiConfig {
+    /// The server's `/v1` address, without a trailing slash.
     pub base_url: String,
+    /// The key sent as the bearer token.
     pub api_key: ApiKey,
+    /// The model every request names.
     pub model: String,
     /// The model to switch to when the main one is overloaded (chapter 11 on); `None` when
     /// the caller did not ask for one.
     pub fallback_model: Option<String>,
     /// Sampling settings; `None` fields leave the server's defaults.
     pub sampling: Sampling,
+    /// How long one request may take, the whole reply included.
     pub request_timeout: std::time::Duration,
 }
 
@@ -62,7 +71,9 @@ pub struct OpenAiConfig {
 /// `max_tokens`, or one rambling reply can take minutes.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Sampling {
+    /// `temperature`, sent only when set.
     pub temperature: Option<f32>,
+    /// `max_tokens`, the completion limit, sent only when set.
     pub max_tokens: Option<u32>,
 }
 
@@ -74,9 +85,13 @@ pub const DEFAULT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::fr
 /// no API-key flag: command lines are visible to every user of the machine.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfigOverrides {
+    /// `--base-url`.
     pub base_url: Option<String>,
+    /// `--model`.
     pub model: Option<String>,
+    /// `--temperature` and `--max-tokens`.
     pub sampling: Sampling,
+    /// `--request-timeout`.
     pub request_timeout: Option<std::time::Duration>,
     /// `--fallback-model`: wins over `OPENAI_FALLBACK_MODEL`.
     pub fallback_model: Option<String>,
@@ -88,8 +103,10 @@ pub struct ConfigOverrides {
 /// answers, so there it is required like the main model; earlier chapters never read it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum FallbackNeed {
+    /// Chapters 1–10: the fallback model is neither read nor required.
     #[default]
     NotUsed,
+    /// Chapter 11 on: a missing fallback model is a missing setting.
     Required,
 }
 
@@ -116,8 +133,10 @@ pub fn repository() -> String {
         .to_string()
 }
 
+/// Why no configuration could be resolved. Each message says how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// Settings without a value anywhere (flag, environment, `.env`).
     #[error(
         "missing model configuration: {}.\n\
          Set {} in the environment (for example `export {}=...`) or in a `.env` file in the \
@@ -133,7 +152,12 @@ pub enum ConfigError {
         matching_flags(.missing),
         repo = repository()
     )]
-    Missing { missing: Vec<&'static str> },
+    Missing {
+        /// The variables missing.
+        missing: Vec<&'static str>,
+    },
+    /// A `.env` names the server while the key comes from the environment: the key would go
+    /// to an address a file in the working directory chose.
     #[error(
         "{path} sets {BASE_URL_VAR}, but {API_KEY_VAR} comes from your environment: a `.env` \
          file may only point its own key at a server, so your key is not sent to an address a \
@@ -142,7 +166,12 @@ pub enum ConfigError {
          remove {BASE_URL_VAR} from {path}, or keep the key for that server in {path} and \
          unset {API_KEY_VAR} in your environment."
     )]
-    DotEnvRedirect { path: String },
+    DotEnvRedirect {
+        /// The `.env` file.
+        path: String,
+    },
+    /// A `.env` names the model (or the fallback model) while the key comes from the
+    /// environment.
     #[error(
         "{path} sets {var}, but {API_KEY_VAR} comes from your environment: a `.env` file may \
          only choose the model for its own key, so a file in the working directory does not \
@@ -150,13 +179,28 @@ pub enum ConfigError {
          To fix it: pass --model (or export {var}) if you want that model, or remove {var} \
          from {path}, or keep the key in {path} and unset {API_KEY_VAR} in your environment."
     )]
-    DotEnvModel { path: String, var: &'static str },
+    DotEnvModel {
+        /// The `.env` file.
+        path: String,
+        /// The variable it sets.
+        var: &'static str,
+    },
+    /// The key file could not be read.
     #[error("cannot read the key from {path} ({API_KEY_FILE_VAR}): {reason}")]
-    KeyFile { path: String, reason: String },
+    KeyFile {
+        /// The file [`API_KEY_FILE_VAR`] names.
+        path: String,
+        /// What went wrong with the file, in words.
+        reason: String,
+    },
+    /// The `.env` file could not be read or has a bad line.
     #[error("{path}:{line}: {reason}")]
     DotEnv {
+        /// The file.
         path: String,
+        /// The 1-based line (0: the file as a whole).
         line: usize,
+        /// What is wrong.
         reason: String,
     },
 }
@@ -197,8 +241,6 @@ pub fn parse_dotenv(text: &str, origin: &str) -> Result<BTreeMap<String, String>
     Ok(vars)
 }
 
-/// Resolves the configuration. `env` looks a variable up in the process environment (a
-/// parameter so tests never read the real one); `dotenv` is the `.env` file to consult last.
 /// The most of a `.env` file that is read: it is the working directory's, not ours.
 const DOTENV_LIMIT: u64 = 64 * 1024;
 
@@ -215,6 +257,8 @@ fn read_dotenv(path: &Path) -> Result<String, String> {
     Ok(text)
 }
 
+/// Resolves the configuration. `env` looks a variable up in the process environment (a
+/// parameter so tests never read the real one); `dotenv` is the `.env` file to consult last.
 pub fn resolve(
     overrides: &ConfigOverrides,
     env: impl Fn(&str) -> Option<String>,

@@ -24,7 +24,7 @@ pub enum KeyFileError {
     /// A folder, a FIFO, a device: anything but a regular file.
     #[error("not a regular file")]
     NotAFile,
-    /// Over [`KEY_FILE_LIMIT`] bytes.
+    /// Over `KEY_FILE_LIMIT` (4096) bytes.
     #[error("larger than {KEY_FILE_LIMIT} bytes")]
     TooLarge,
     /// Only white space.
@@ -37,7 +37,7 @@ pub enum KeyFileError {
 
 /// Reads the API key from the file `OPENAI_API_KEY_FILE` names: a regular file (opened
 /// non-blocking, so a FIFO without a writer is refused instead of hanging the start), at most
-/// [`KEY_FILE_LIMIT`] bytes, surrounding white space trimmed. The key then lives in the agent's
+/// `KEY_FILE_LIMIT` bytes, surrounding white space trimmed. The key then lives in the agent's
 /// memory only, never in an environment a launcher keeps.
 pub fn read_key_file(path: &std::path::Path) -> Result<String, KeyFileError> {
     use std::io::Read;
@@ -125,6 +125,7 @@ impl ModelEnv {
         Self { vars }
     }
 
+    /// The value `name` had when it was taken, if it was set.
     pub fn get(&self, name: &str) -> Option<String> {
         self.vars.get(name).cloned()
     }

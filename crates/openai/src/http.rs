@@ -23,22 +23,40 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why the exchange produced no complete reply. Messages never contain the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpError {
+    /// The HTTP client could not be set up.
     #[error("cannot build the HTTP client: {message}")]
-    Build { message: String },
+    Build {
+        /// What reqwest said, the key redacted.
+        message: String,
+    },
+    /// The deadline passed before the whole reply arrived.
     #[error("no complete reply within {} s (--request-timeout)", .after.as_secs_f64())]
-    Timeout { after: Duration },
+    Timeout {
+        /// The deadline.
+        after: Duration,
+    },
+    /// The reply body grew past the limit; the rest was not read.
     #[error("the reply is larger than the {limit}-byte limit")]
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// Connecting, sending or reading failed.
     #[error("{message}")]
-    Transport { message: String },
+    Transport {
+        /// What failed, the key redacted.
+        message: String,
+    },
 }
 
 /// A complete HTTP reply, whatever its status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawReply {
+    /// The HTTP status.
     pub status: u16,
     /// `Retry-After`, in seconds or as an HTTP date, when the server sent a readable one.
     pub retry_after: Option<RetryAfter>,
+    /// The body, whole (at most the reply limit).
     pub body: Vec<u8>,
 }
 
@@ -83,6 +101,7 @@ pub fn parse_retry_after(value: &str) -> Option<RetryAfter> {
 }
 
 impl HttpLayer {
+    /// An exchange with `url`, authenticated with `key`, each bounded by `timeout`.
     pub fn new(url: String, key: ApiKey, timeout: Duration) -> Result<Self, HttpError> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
@@ -103,6 +122,7 @@ impl HttpLayer {
         })
     }
 
+    /// Changes the reply size bound (default [`DEFAULT_MAX_REPLY_BYTES`]).
     pub fn with_max_reply_bytes(mut self, limit: usize) -> Self {
         self.max_reply_bytes = limit;
         self

@@ -1,6 +1,8 @@
 //! `agent-openai`: the OpenAI Chat Completions adapter (async-openai's types, our own single
 //! HTTP exchange), and where its configuration comes from.
 
+#![warn(missing_docs)]
+
 pub mod client;
 pub mod config;
 pub mod env;

@@ -10,9 +10,11 @@ use crate::display::escape_controls;
 /// What an approval provider is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalRequest {
+    /// The tool's name.
     pub tool: String,
     /// The tool's one-line summary of the call (the command, the path, …), escaped.
     pub summary: String,
+    /// Why the pipeline asks (the asking rules' reasons), escaped.
     pub reason: String,
     /// Lines to show under the summary, each escaped: a write's content, an edit's diff
     /// (bounded by the tool, which says what it left out). Empty for most calls.
@@ -35,7 +37,9 @@ pub enum Protection {
 /// A person's (or a fixed policy's) answer to an `ask`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Approval {
+    /// The call may run.
     Approved,
+    /// The call does not run; the model is told it was declined.
     Declined,
 }
 
@@ -63,6 +67,7 @@ impl ApprovalError {
 /// Answers `ask`. Only `Ok(Approval::Approved)` lets the call run.
 #[async_trait]
 pub trait ApprovalProvider: Send + Sync {
+    /// Asks about one call. An error is a no, with its reason told to the model.
     async fn approve(&self, request: &ApprovalRequest) -> Result<Approval, ApprovalError>;
 }
 

@@ -6,10 +6,12 @@ use agent_workspace::{PathError, Workspace};
 
 use crate::pipeline::{PermissionRule, RuleError};
 
+/// The rule, resolving paths against the workspace the tools use.
 #[derive(Debug, Clone)]
 pub struct WorkspaceBoundary(pub Workspace);
 
 impl WorkspaceBoundary {
+    /// The rule's name, as verdicts and the audit log name it.
     pub const NAME: &'static str = "workspace_boundary";
 }
 

@@ -5,7 +5,7 @@
 //! not be able to drive the terminal: a raw `ESC [2K \r` erases the line it is printed on, a
 //! right-to-left override (U+202E) reorders what follows, a zero-width space hides a
 //! difference. Every such character is replaced by a visible escape (the one sanitizer,
-//! [`crate::sanitize`]); everything else, backslashes included, is shown as is, so an
+//! [`crate::sanitize`](mod@crate::sanitize)); everything else, backslashes included, is shown as is, so an
 //! ordinary command reads as typed.
 
 pub use crate::sanitize::escape_controls;

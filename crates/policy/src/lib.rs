@@ -11,8 +11,10 @@
 //!
 //! - [`pipeline`]: [`PermissionRule`], [`merge`], [`PermissionPipeline`].
 //! - [`approval`]: asking a person and the audit log; [`display`]: showing a call safely;
-//!   [`sanitize`]: the one terminal sanitizer for everything printed that we did not write.
+//!   [`sanitize`](mod@sanitize): the one terminal sanitizer for everything printed that we did not write.
 //! - [`rules`], [`destructive`], [`secrets`], [`boundary`], [`protected`]: the built-in rules.
+
+#![warn(missing_docs)]
 
 pub mod approval;
 pub mod boundary;

@@ -35,7 +35,9 @@ impl RuleError {
 
 /// A permission rule. An `Err` is treated as deny.
 pub trait PermissionRule: Send + Sync {
+    /// The name its verdicts carry (shown in the audit log and in a denial's reason).
     fn name(&self) -> &str;
+    /// This rule's verdict on one call; [`Verdict::passthrough`] for "no opinion".
     fn evaluate(&self, call: &PreparedCall) -> Result<Verdict, RuleError>;
 }
 
@@ -70,6 +72,34 @@ impl Decision {
 }
 
 /// The chapter-3 [`PermissionGate`].
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_core::{CallSummary, GateDecision, PermissionGate, PreparedCall, ToolEffect};
+/// use agent_policy::{Behavior, DestructiveCommands, EffectRule, PermissionPipeline, StaticApproval};
+/// use serde_json::json;
+///
+/// let pipeline = PermissionPipeline::new()
+///     .rule(Arc::new(DestructiveCommands))
+///     .rule(Arc::new(EffectRule::new("bash_asks", ToolEffect::Execute, Behavior::Ask, "commands ask")))
+///     .approval(Arc::new(StaticApproval::ApproveAll));
+/// let bash = |command: &str| PreparedCall {
+///     call_id: "c1".into(),
+///     name: "bash".into(),
+///     arguments: json!({"command": command}),
+///     effect: ToolEffect::Execute,
+///     summary: CallSummary::text(command),
+/// };
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert_eq!(pipeline.check(&bash("cargo test"), &[]).await, GateDecision::Allow);
+/// // deny > ask > allow: approving every question does not let a denied command through.
+/// let denied = pipeline.check(&bash("rm -rf /"), &[]).await;
+/// let reason = "`rm -rf /` is not allowed (by destructive_commands)".to_string();
+/// assert_eq!(denied, GateDecision::Deny { reason });
+/// # });
+/// ```
 pub struct PermissionPipeline {
     rules: Vec<Arc<dyn PermissionRule>>,
     approval: Option<Arc<dyn ApprovalProvider>>,
@@ -116,11 +146,14 @@ impl PermissionPipeline {
         self
     }
 
+    /// Adds `rule` after the rules already there; verdicts merge as deny > ask > allow
+    /// whatever the order.
     pub fn rule(mut self, rule: Arc<dyn PermissionRule>) -> Self {
         self.rules.push(rule);
         self
     }
 
+    /// Who answers `ask`; without one, every `ask` is a denial (fail closed).
     pub fn approval(mut self, provider: Arc<dyn ApprovalProvider>) -> Self {
         self.approval = Some(provider);
         self

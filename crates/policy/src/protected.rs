@@ -29,6 +29,7 @@ pub const PROTECTED_FILES: [&str; 2] = ["hooks.json", ".mcp.json"];
 pub struct ProtectedPaths(pub Workspace);
 
 impl ProtectedPaths {
+    /// The rule's name, as verdicts and the audit log name it.
     pub const NAME: &'static str = "protected_paths_ask";
 }
 
@@ -121,8 +122,10 @@ pub struct PromptWrites {
 }
 
 impl PromptWrites {
+    /// The rule's name, as verdicts and the audit log name it.
     pub const NAME: &'static str = "prompt_writes_ask";
 
+    /// Asks before every call of the tools named `tools`.
     pub fn new<'a>(tools: impl IntoIterator<Item = &'a str>) -> Self {
         Self {
             tools: tools.into_iter().map(str::to_string).collect(),

@@ -8,13 +8,18 @@ use crate::pipeline::{PermissionRule, RuleError};
 /// built-in default, "writes ask" is what P03 adds.
 #[derive(Debug, Clone)]
 pub struct EffectRule {
+    /// The rule's name, as its verdicts carry it.
     pub name: String,
+    /// The calls it speaks about.
     pub effect: ToolEffect,
+    /// What it says about them.
     pub behavior: Behavior,
+    /// Why, shown in the question or the denial.
     pub reason: String,
 }
 
 impl EffectRule {
+    /// A rule called `name` giving every `effect` call `behavior`, for `reason`.
     pub fn new(name: &str, effect: ToolEffect, behavior: Behavior, reason: &str) -> Self {
         Self {
             name: name.into(),
@@ -54,6 +59,7 @@ impl std::fmt::Debug for RuleFn {
 }
 
 impl RuleFn {
+    /// A rule called `name` whose verdict `body` computes.
     pub fn new(
         name: impl Into<String>,
         body: impl Fn(&PreparedCall) -> Result<Verdict, RuleError> + Send + Sync + 'static,

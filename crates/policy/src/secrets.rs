@@ -45,6 +45,7 @@ pub struct SecretReads {
 }
 
 impl SecretReads {
+    /// The rule's name, as verdicts and the audit log name it.
     pub const NAME: &'static str = "secret_reads_ask";
 
     /// `workspace` is where the tools resolve paths: the rule resolves them the same way.

@@ -9,6 +9,8 @@
 //! "Prompt too long" is not handled here: the loop owns the history, so it compacts once and
 //! retries (`agent_core::AgentRunner`'s overflow processor); this model only tells the user.
 
+#![warn(missing_docs)]
+
 pub mod model;
 pub mod policy;
 pub mod truncation;

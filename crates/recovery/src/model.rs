@@ -17,7 +17,9 @@ use tokio::time::Instant;
 /// The model asked once the main one is overloaded, and its name for the user.
 #[derive(Clone)]
 pub struct Fallback {
+    /// The model itself (already configured with its own model name).
     pub client: Arc<dyn ModelClient>,
+    /// The name shown when the switch happens (in the "switching to …" notice).
     pub name: String,
 }
 
@@ -42,6 +44,35 @@ struct State {
 
 /// A [`ModelClient`] that recovers from what is normal on a network: rate limits, overloads,
 /// dropped connections, replies cut off at the completion limit.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::{Duration, SystemTime};
+///
+/// use agent_core::{Message, ModelClient, ModelError, ModelReply, ModelRequest, NoEvents};
+/// use agent_recovery::{RecoveringModel, RetryPolicy};
+/// use agent_test_support::{ScriptStep, ScriptedModel};
+/// use agent_workspace::{ManualClock, Sleeping};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// // The connection drops once, then the server answers.
+/// let primary = Arc::new(ScriptedModel::new([
+///     ScriptStep::Fail(ModelError::Transport { message: "connection reset".into() }),
+///     ScriptStep::Reply(ModelReply::text("Hello.")),
+/// ]));
+/// let clock = Arc::new(ManualClock::with_sleeping(SystemTime::UNIX_EPOCH, Sleeping::Jumps));
+/// let policy = RetryPolicy { jitter_percent: 0, ..RetryPolicy::default() };
+/// let model = RecoveringModel::new(primary, policy, Arc::new(NoEvents)).clock(clock.clone());
+///
+/// let request = ModelRequest {
+///     messages: vec![Message::user("hi").into()],
+///     ..ModelRequest::default()
+/// };
+/// assert_eq!(model.complete(&request).await.unwrap(), ModelReply::text("Hello."));
+/// // One retry, after the policy's base wait (on the manual clock: no real waiting).
+/// assert_eq!(clock.sleeps(), vec![Duration::from_millis(500)]);
+/// # });
+/// ```
 pub struct RecoveringModel {
     primary: Arc<dyn ModelClient>,
     fallback: Option<Fallback>,
@@ -121,11 +152,14 @@ impl RecoveringModel {
         self
     }
 
+    /// The clock the waits and the deadline are measured on (a manual one in tests, so a
+    /// retry never waits for real).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }
 
+    /// The jitter generator: a fixed seed makes every wait reproducible in tests.
     pub fn jitter(mut self, jitter: Jitter) -> Self {
         self.jitter = Mutex::new(jitter);
         self

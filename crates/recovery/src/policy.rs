@@ -119,6 +119,7 @@ fn duration_ms(d: Duration) -> u64 {
 pub struct Jitter(u64);
 
 impl Jitter {
+    /// A generator started at `seed`; the same seed gives the same waits.
     pub fn seeded(seed: u64) -> Self {
         // xorshift never leaves zero.
         Self(if seed == 0 {

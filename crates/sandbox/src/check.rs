@@ -10,11 +10,29 @@ use crate::HELPER_ARG;
 /// The helper's argument that only tries the namespaces and exits.
 pub(crate) const PROBE_ARG: &str = "--probe";
 
+/// Why the namespaces cannot be used here. Its text is what `sandbox check` and the fallback
+/// warning show.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NamespacesError {
+    /// The helper program could not be started at all.
+    #[error("cannot run the helper {helper}: {reason}")]
+    Helper {
+        /// The helper's path, as shown.
+        helper: String,
+        /// The operating system's error, as text (so the support stays comparable).
+        reason: String,
+    },
+    /// The helper ran and could not set the namespaces up; its own words (trimmed, at most
+    /// 200 characters), for example the kernel refusing user namespaces.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// What the kernel lets the sandbox use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Support {
     /// The user, PID, mount and network namespaces with a fresh `/proc`, or why not.
-    pub namespaces: Result<(), String>,
+    pub namespaces: Result<(), NamespacesError>,
     /// Landlock's ABI version, if the kernel has it enabled.
     pub landlock_abi: Option<i32>,
 }
@@ -30,19 +48,24 @@ pub fn support(helper: &Path) -> &'static Support {
     })
 }
 
-fn probe_namespaces(helper: &Path) -> Result<(), String> {
+fn probe_namespaces(helper: &Path) -> Result<(), NamespacesError> {
     // It needs nothing from our environment, so it gets none of it.
     let output = std::process::Command::new(helper)
         .args([HELPER_ARG, PROBE_ARG])
         .env_clear()
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|err| format!("cannot run the helper {}: {err}", helper.display()))?;
+        .map_err(|err| NamespacesError::Helper {
+            helper: helper.display().to_string(),
+            reason: err.to_string(),
+        })?;
     if output.status.success() {
         return Ok(());
     }
     let why = String::from_utf8_lossy(&output.stderr);
-    Err(why.trim().chars().take(200).collect())
+    Err(NamespacesError::Refused(
+        why.trim().chars().take(200).collect(),
+    ))
 }
 
 /// Landlock's ABI version, if the kernel has it and it is enabled.

@@ -60,7 +60,7 @@ pub fn run_helper(args: Vec<OsString>) -> ! {
             die("usage: __agent-sandbox MODE NETWORK LEVEL PARENT WORKSPACE TMP -- PROGRAM [ARG…]")
         }
     };
-    let agent = pidfd(request.parent).unwrap_or_else(|why| die(&why));
+    let agent = pidfd(request.parent).unwrap_or_else(|why| die(why));
     // SAFETY: prctl and setrlimit change only this process's own attributes.
     unsafe {
         // The agent may have died (and its pid been reused) before the pidfd was opened: we
@@ -79,7 +79,7 @@ pub fn run_helper(args: Vec<OsString>) -> ! {
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&tmp)
-        .unwrap_or_else(|err| die(&format!("cannot create a private temporary folder: {err}")));
+        .unwrap_or_else(|err| die(format!("cannot create a private temporary folder: {err}")));
     let status = match request.level {
         Level::Namespaces => in_namespaces(&request, &tmp, agent),
         Level::Landlock => landlocked(&request, &tmp, agent),
@@ -115,19 +115,50 @@ fn parse(args: Vec<OsString>) -> Option<Request> {
     })
 }
 
-fn die(why: &str) -> ! {
+fn die(why: impl std::fmt::Display) -> ! {
     let _ = writeln!(std::io::stderr(), "agent-sandbox: {why}");
     // SAFETY: ends this process at once (a forked child must not run the parent's exit code).
     unsafe { libc::_exit(SETUP_FAILED) }
 }
 
-pub(crate) fn os_error(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
+/// Why the helper could not set the sandbox up: the one line it prints (after
+/// `agent-sandbox: `, or alone for the probe) before it gives up.
+#[derive(Debug, thiserror::Error)]
+enum SetupError {
+    /// A system call failed; `what` says which step.
+    #[error("{what}: {source}")]
+    Os {
+        /// The step, in words.
+        what: &'static str,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// Writing one of the new user namespace's id maps failed.
+    #[error("cannot write {path}: {source}")]
+    IdMap {
+        /// The `/proc/self/…` file.
+        path: &'static str,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The probe's namespace init could not make its mounts.
+    #[error("the namespace's init failed")]
+    ProbeInit,
+}
+
+impl SetupError {
+    /// The system call just made failed at `what` (errno read now, before anything else).
+    fn os(what: &'static str) -> Self {
+        Self::Os {
+            what,
+            source: std::io::Error::last_os_error(),
+        }
+    }
 }
 
 /// Enters new user, mount and PID namespaces (and a network namespace when the network is
 /// off) and maps our own user and group into them.
-fn unshare(network: Network) -> Result<(), String> {
+fn unshare(network: Network) -> Result<(), SetupError> {
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
@@ -136,10 +167,10 @@ fn unshare(network: Network) -> Result<(), String> {
     }
     // SAFETY: unshare only changes this (single-threaded) process's namespaces.
     if unsafe { libc::unshare(flags) } != 0 {
-        return Err(os_error("cannot create user namespaces"));
+        return Err(SetupError::os("cannot create user namespaces"));
     }
-    let write = |path: &str, text: String| {
-        std::fs::write(path, text).map_err(|err| format!("cannot write {path}: {err}"))
+    let write = |path: &'static str, text: String| {
+        std::fs::write(path, text).map_err(|source| SetupError::IdMap { path, source })
     };
     // Same ids inside as outside: files the command creates belong to the user, as before.
     write("/proc/self/setgroups", "deny".to_string())?;
@@ -148,10 +179,10 @@ fn unshare(network: Network) -> Result<(), String> {
 }
 
 /// Forks; the child runs `child` and exits with its code, the parent gets the child's pid.
-fn fork(child: impl FnOnce() -> i32) -> Result<libc::pid_t, String> {
+fn fork(child: impl FnOnce() -> i32) -> Result<libc::pid_t, SetupError> {
     // SAFETY: the helper is single-threaded, so the child may run ordinary code.
     match unsafe { libc::fork() } {
-        -1 => Err(os_error("cannot fork")),
+        -1 => Err(SetupError::os("cannot fork")),
         0 => {
             let code = child();
             // SAFETY: ends the child without running the parent's exit handlers.
@@ -162,13 +193,13 @@ fn fork(child: impl FnOnce() -> i32) -> Result<libc::pid_t, String> {
 }
 
 /// A pidfd of `pid`: readable once that process has ended.
-fn pidfd(pid: libc::pid_t) -> Result<libc::c_int, String> {
+fn pidfd(pid: libc::pid_t) -> Result<libc::c_int, SetupError> {
     // SAFETY: pidfd_open only returns a new descriptor (or an error).
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     libc::c_int::try_from(fd)
         .ok()
         .filter(|fd| *fd >= 0)
-        .ok_or_else(|| os_error("cannot watch the agent (pidfd_open)"))
+        .ok_or_else(|| SetupError::os("cannot watch the agent (pidfd_open)"))
 }
 
 /// Waits for our child `pid` like [`wait`], but if the agent ends first, kills the child
@@ -226,14 +257,14 @@ fn wait(pid: libc::pid_t) -> libc::c_int {
 /// The full sandbox: namespaces, a private `/proc`, `.git/` read-only, Landlock.
 fn in_namespaces(request: &Request, tmp: &Path, agent: libc::c_int) -> libc::c_int {
     if let Err(why) = unshare(request.network) {
-        die(&why);
+        die(why);
     }
     // The init hands the command's raw status back through this pipe (its own exit code
     // could not say "killed by signal N").
     let mut fds = [0; 2];
     // SAFETY: creates a pipe into `fds`.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        die(&os_error("cannot create a pipe"));
+        die(SetupError::os("cannot create a pipe"));
     }
     let [read_end, write_end] = fds;
     let init = fork(|| {
@@ -241,7 +272,7 @@ fn in_namespaces(request: &Request, tmp: &Path, agent: libc::c_int) -> libc::c_i
         unsafe { libc::close(read_end) };
         init(request, tmp, write_end)
     })
-    .unwrap_or_else(|why| die(&why));
+    .unwrap_or_else(|why| die(why));
     // SAFETY: closes our copy of the write end, so the read below ends when the init does.
     unsafe { libc::close(write_end) };
     let init_status = wait_or_orphaned(init, agent, tmp);
@@ -262,10 +293,10 @@ fn init(request: &Request, tmp: &Path, report: libc::c_int) -> i32 {
     // us), and if it dies later the kernel kills us, and with us the whole namespace.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     if let Err(why) = mounts::mounts(request.mode, &request.workspace) {
-        die(&why);
+        die(why);
     }
     if let Err(why) = rules::restrict(request.mode, request.network, &request.workspace, tmp) {
-        die(&why);
+        die(why);
     }
     // The init needs no capability after the mounts: a command cannot borrow them from it.
     // It may be dumpable again (the helper is not, and the init inherited that): its
@@ -274,7 +305,7 @@ fn init(request: &Request, tmp: &Path, report: libc::c_int) -> i32 {
     drop_capabilities();
     // SAFETY: only this process's own attribute.
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1) };
-    let command = fork(|| exec(request, tmp)).unwrap_or_else(|why| die(&why));
+    let command = fork(|| exec(request, tmp)).unwrap_or_else(|why| die(why));
     loop {
         let mut status = 0;
         // SAFETY: reaps any child of ours (every orphan of the namespace is ours).
@@ -304,11 +335,11 @@ fn landlocked(request: &Request, tmp: &Path, agent: libc::c_int) -> libc::c_int 
             }
         }
         if let Err(why) = rules::restrict(request.mode, request.network, &request.workspace, tmp) {
-            die(&why);
+            die(why);
         }
         exec(request, tmp)
     })
-    .unwrap_or_else(|why| die(&why));
+    .unwrap_or_else(|why| die(why));
     wait_or_orphaned(command, agent, tmp)
 }
 
@@ -390,7 +421,7 @@ fn exit_like(status: libc::c_int) -> ! {
 }
 
 /// Tries the namespaces and a private `/proc` without running anything.
-fn probe() -> Result<(), String> {
+fn probe() -> Result<(), SetupError> {
     unshare(Network::Off)?;
     let child = fork(|| {
         match mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE).and_then(|()| {
@@ -412,6 +443,6 @@ fn probe() -> Result<(), String> {
     if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
         Ok(())
     } else {
-        Err("the namespace's init failed".to_string())
+        Err(SetupError::ProbeInit)
     }
 }

@@ -36,7 +36,7 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use check::{Support, support};
+pub use check::{NamespacesError, Support, support};
 pub use helper::run_helper;
 
 /// The first argument that makes one of our programs act as the sandbox helper.
@@ -98,6 +98,20 @@ pub enum HelperPath {
 }
 
 /// The sandbox commands run in: a mode, the network, and where the helper is.
+///
+/// ```
+/// use agent_sandbox::{HelperPath, Mode, Network, Sandbox, default_sandbox, set_default};
+///
+/// // The default: writes to the workspace only, no network, this program as the helper.
+/// let default = Sandbox { mode: Mode::WorkspaceWrite, network: Network::Off, helper: HelperPath::ThisProgram };
+/// assert_eq!(Sandbox::default(), default);
+///
+/// // Chosen once, at start-up (the `--sandbox` flags); a second choice is refused.
+/// let read_only = Sandbox { mode: "read-only".parse().unwrap(), ..Sandbox::default() };
+/// assert!(set_default(read_only.clone()));
+/// assert!(!set_default(Sandbox::default()));
+/// assert_eq!(default_sandbox(), read_only);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Sandbox {
     /// What a command may write.

@@ -18,43 +18,44 @@ const ABI_TARGET: ABI = ABI::V6;
 /// Devices every command may write to (`> /dev/null`).
 const DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
+/// Why the Landlock rules could not be put in place; the helper prints it and gives up.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RulesError {
+    /// The kernel or the landlock crate refused a step of the ruleset.
+    #[error("cannot set up Landlock: {0}")]
+    Landlock(#[from] landlock::RulesetError),
+    /// The ruleset was accepted but the kernel enforces none of it.
+    #[error("Landlock is not enforced by this kernel")]
+    NotEnforced,
+}
+
 /// Restricts this process and every process it starts from now on.
 pub(crate) fn restrict(
     mode: Mode,
     network: Network,
     workspace: &Path,
     tmp: &Path,
-) -> Result<(), String> {
-    let fail = |err: landlock::RulesetError| format!("cannot set up Landlock: {err}");
+) -> Result<(), RulesError> {
     let abi = ABI_TARGET;
     let mut ruleset = Ruleset::default()
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(fail)?
-        .scope(Scope::from_all(abi))
-        .map_err(fail)?;
+        .handle_access(AccessFs::from_all(abi))?
+        .scope(Scope::from_all(abi))?;
     if network == Network::Off {
         // No rule allows a port: every TCP bind and connect is refused.
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(abi))
-            .map_err(fail)?;
+        ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
     }
     let mut writable = vec![tmp];
     if mode == Mode::WorkspaceWrite {
         writable.push(workspace);
     }
     let status = ruleset
-        .create()
-        .map_err(fail)?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
-        .map_err(fail)?
-        .add_rules(path_beneath_rules(DEVICES, AccessFs::from_all(abi)))
-        .map_err(fail)?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
-        .map_err(fail)?
-        .restrict_self()
-        .map_err(fail)?;
+        .create()?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))?
+        .add_rules(path_beneath_rules(DEVICES, AccessFs::from_all(abi)))?
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))?
+        .restrict_self()?;
     if status.ruleset == RulesetStatus::NotEnforced {
-        return Err("Landlock is not enforced by this kernel".to_string());
+        return Err(RulesError::NotEnforced);
     }
     Ok(())
 }

@@ -7,8 +7,12 @@ use agent_trust::{Fingerprint, TrustKind, Verdict, WorkspaceTrust};
 use agent_workspace::{FileKind, Inside, Workspace};
 use serde::Deserialize;
 
+/// The most skills the catalog lists in the prompt; the rest are counted in its last line.
 pub const MAX_CATALOG_ENTRIES: usize = 100;
+/// The most bytes of catalog text in the prompt, so a repository with many skills cannot
+/// crowd out the conversation.
 pub const MAX_CATALOG_BYTES: usize = 8_000;
+/// The longest skill name (the shared name rule's limit).
 pub const MAX_NAME_LEN: usize = agent_core::names::MAX_NAME_LEN;
 /// The most of a SKILL.md that is read: front matter for the catalog, the body for
 /// `load_skill`. A repository's skill is untrusted input, so it is bounded like any read.
@@ -19,7 +23,9 @@ pub const NO_SKILLS: &str = "(No workspace skills are available.)";
 /// One skill in the catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillEntry {
+    /// The skill's slug, equal to its folder name: what `load_skill{name}` takes.
     pub name: String,
+    /// The one-line description from the front matter: what the model decides by.
     pub description: String,
     /// The SKILL.md file, as the boundary resolved it.
     pub path: Inside,
@@ -41,6 +47,30 @@ struct Header {
 }
 
 /// The skills of a workspace, as scanned at build time.
+///
+/// ```
+/// use agent_skills::SkillCatalog;
+/// use agent_workspace::Workspace;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::create_dir_all(dir.path().join("skills/rust-test")).unwrap();
+/// std::fs::write(
+///     dir.path().join("skills/rust-test/SKILL.md"),
+///     "---\nname: rust-test\ndescription: How to write a focused Rust test\n---\nUse #[test].\n",
+/// )
+/// .unwrap();
+/// // A skill whose name does not match its folder is skipped with a warning.
+/// std::fs::create_dir_all(dir.path().join("skills/other")).unwrap();
+/// std::fs::write(
+///     dir.path().join("skills/other/SKILL.md"),
+///     "---\nname: rust-test\ndescription: A copy\n---\n",
+/// )
+/// .unwrap();
+///
+/// let catalog = SkillCatalog::scan(&Workspace::new(dir.path()).unwrap());
+/// assert_eq!(catalog.render(), "- **rust-test**: How to write a focused Rust test");
+/// assert_eq!(catalog.warnings().len(), 1);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkillCatalog {
     /// Every valid skill, sorted by name (the rendered catalog may list fewer).
@@ -160,18 +190,22 @@ impl SkillCatalog {
         }
     }
 
+    /// Every valid skill, sorted by name (the rendered catalog may list fewer).
     pub fn entries(&self) -> &[SkillEntry] {
         &self.entries
     }
 
+    /// One line per skipped skill (its file and the reason), for the person to see at start.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
 
+    /// No valid (or no trusted) skill: the harness then leaves the catalog out of the prompt.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// The skill named `name`, if the catalog has it.
     pub fn get(&self, name: &str) -> Option<&SkillEntry> {
         self.entries.iter().find(|e| e.name == name)
     }

@@ -9,6 +9,8 @@
 //! The catalog is scanned once, when the agent is built; a skill added on disk needs a
 //! rebuild (chapter 10 says why that is the right trade).
 
+#![warn(missing_docs)]
+
 mod catalog;
 mod tool;
 

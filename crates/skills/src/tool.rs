@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::SkillCatalog;
 
+/// The `load_skill` tool as the model sees it: one required `name`, read-only.
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
         LoadSkill::NAME,
@@ -36,11 +37,14 @@ struct Args {
 /// (the folder could have been swapped for a symlink since the scan).
 #[derive(Debug, Clone)]
 pub struct LoadSkill {
+    /// The catalog scanned when the agent was built; only its skills can be loaded.
     pub catalog: Arc<SkillCatalog>,
+    /// The boundary every body is read through again.
     pub workspace: Workspace,
 }
 
 impl LoadSkill {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "load_skill";
 }
 

@@ -7,6 +7,8 @@
 //! - [`tools`]: `task_create`, `task_update`, `task_list`, `task_get`.
 //! - [`render`]: the list, the detail and the system prompt's `## tasks` block.
 
+#![warn(missing_docs)]
+
 mod check;
 pub mod graph;
 pub mod model;

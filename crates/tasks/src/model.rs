@@ -8,25 +8,36 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Bounds checked on every write, so no task file grows past what a read accepts.
+/// The longest subject (it is one line of the prompt's `## tasks`).
 pub const MAX_SUBJECT_CHARS: usize = 200;
+/// The longest description.
 pub const MAX_DESCRIPTION_BYTES: usize = 8_192;
+/// The most tasks one task may wait for.
 pub const MAX_BLOCKED_BY: usize = 50;
+/// The longest owner name.
 pub const MAX_OWNER_CHARS: usize = 100;
 
 /// A task's id: sequential from 1, never reused (the store hands out the next one under its
 /// lock).
 pub type TaskId = u64;
 
+/// Where a task stands: a closed set, so a typo from the model is an error naming the four.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Not started.
     Pending,
+    /// Someone works on it; only once every blocker is completed.
     InProgress,
+    /// Done: the tasks it blocked may become ready.
     Completed,
+    /// Dropped. It still blocks the tasks waiting for it: only a completed blocker lets
+    /// them start.
     Cancelled,
 }
 
 impl Status {
+    /// Every status, in the order the tools list them.
     pub const ALL: [Status; 4] = [
         Self::Pending,
         Self::InProgress,
@@ -34,6 +45,7 @@ impl Status {
         Self::Cancelled,
     ];
 
+    /// The name the model writes and the file stores (`in_progress`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
@@ -76,16 +88,23 @@ impl FromStr for Status {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Task {
+    /// Its id, also its file name.
     pub id: TaskId,
+    /// One line: what the prompt's `## tasks` shows.
     pub subject: String,
+    /// The details, shown by `task_get`.
     pub description: String,
+    /// Where it stands.
     pub status: Status,
+    /// Who took it, if anyone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// The tasks that must be completed before this one can start.
     #[serde(default)]
     pub blocked_by: Vec<TaskId>,
     /// Seconds since the Unix epoch, from the store's clock.
     pub created: u64,
+    /// When it last changed, in the same seconds.
     pub updated: u64,
 }
 
@@ -93,6 +112,7 @@ pub struct Task {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{value} is not a task id; give the task's number, e.g. 3 or \"3\"")]
 pub struct BadId {
+    /// The argument as given (JSON).
     pub value: String,
 }
 

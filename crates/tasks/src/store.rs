@@ -39,6 +39,7 @@ use crate::graph::{self, Tasks};
 use crate::model::{MAX_BLOCKED_BY, MAX_OWNER_CHARS, MAX_SUBJECT_CHARS, Status, Task, TaskId};
 use crate::view::View;
 
+/// The folder of task files, at the top of the workspace where people see it.
 pub const TASKS_DIR: &str = ".tasks";
 /// The most of one task file that is read; a valid one is far smaller (the bounds of
 /// `model.rs`, JSON-escaped).
@@ -58,12 +59,19 @@ fn epoch_seconds(clock: &dyn Clock) -> u64 {
 /// Why a task file was skipped.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
+    /// The boundary or the file system refused the read.
     #[error(transparent)]
     Read(#[from] PathError),
+    /// Not JSON of a task's shape.
     #[error("not a task record: {0}")]
     Json(#[from] serde_json::Error),
+    /// `3.json` holding task 4: a copied or planted file.
     #[error("it holds task {found}, not the task its name says")]
-    WrongId { found: TaskId },
+    WrongId {
+        /// The id inside.
+        found: TaskId,
+    },
+    /// A folder, a symlink, a FIFO, … named like a task.
     #[error("it is {0}, not a regular file")]
     NotAFile(FileKind),
     /// The record parses but breaks a rule a new task is held to (`check.rs`).
@@ -77,8 +85,11 @@ pub enum FileError {
 /// Which text field of a task a check is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// [`Task::subject`].
     Subject,
+    /// [`Task::description`].
     Description,
+    /// [`Task::owner`].
     Owner,
 }
 
@@ -92,54 +103,95 @@ impl std::fmt::Display for Field {
     }
 }
 
+/// Why a task could not be created, changed or read. Its text is the tool result the model
+/// reads, so each says what to do instead.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
+    /// No task has this id.
     #[error("there is no task {0}; task_list shows the ids")]
     NotFound(TaskId),
+    /// A blocker named does not exist.
     #[error("task {0} cannot be a blocker: there is no such task")]
     UnknownBlocker(TaskId),
+    /// The new edge would close a cycle (the path, in order).
     #[error("that dependency would make a cycle: {path}", path = graph::render_path(.0))]
     Cycle(Vec<TaskId>),
+    /// A task cannot start (or complete) while a blocker is open.
     #[error("task {id} cannot be {status} yet: it is blocked by {by}", by = ids(.by))]
     Blocked {
+        /// The task.
         id: TaskId,
+        /// The status asked for.
         status: Status,
+        /// Its open blockers.
         by: Vec<TaskId>,
     },
+    /// An edge to remove is not there.
     #[error("task {id} is not blocked by task {blocker}")]
-    NotBlockedBy { id: TaskId, blocker: TaskId },
+    NotBlockedBy {
+        /// The task.
+        id: TaskId,
+        /// The blocker named.
+        blocker: TaskId,
+    },
+    /// A text field is empty or only spaces.
     #[error("the {0} must not be blank")]
     Blank(Field),
+    /// A text field is over its bound (`model.rs`).
     #[error("the {field} is too long (over {limit})")]
-    TooLong { field: Field, limit: String },
+    TooLong {
+        /// The field.
+        field: Field,
+        /// The bound, with its unit ("200 characters").
+        limit: String,
+    },
+    /// A one-line field holds a line break or a control character (it would forge lines of
+    /// the prompt's `## tasks`).
     #[error("the {0} must be one line without control characters")]
     NotOneLine(Field),
+    /// A field holds a character that reorders or hides text on screen.
     #[error(
         "the {field} holds the hidden character U+{code:04X} (bidi or invisible): write it without"
     )]
-    HiddenCharacter { field: Field, code: u32 },
+    HiddenCharacter {
+        /// The field.
+        field: Field,
+        /// The character's code point.
+        code: u32,
+    },
+    /// A field starts or ends with whitespace.
     #[error("the {0} has spaces around it")]
     NotTrimmed(Field),
+    /// A stored blocker that cannot be one (read back from a file someone edited).
     #[error("#{0} cannot be a blocker here (out of range, the task itself, or listed twice)")]
     BadEdge(TaskId),
+    /// Every id up to the store's bound is taken.
     #[error("no task id is left ({max} is the largest)", max = agent_workspace::store::MAX_ID)]
     NoFreeId,
+    /// Over [`MAX_BLOCKED_BY`] blockers.
     #[error("a task may wait for at most {MAX_BLOCKED_BY} others")]
     TooManyBlockers,
+    /// The workspace holds [`MAX_TASKS`] tasks already.
     #[error("the task list is full ({MAX_TASKS} tasks)")]
     Full,
+    /// The task's file exists but was skipped when read.
     #[error("task {id} cannot be read: {source}")]
     Unreadable {
+        /// The task.
         id: TaskId,
+        /// Why its file was skipped.
         #[source]
         source: Arc<FileError>,
     },
+    /// The task folder or its lock cannot be used.
     #[error("the task folder is not usable: {0}")]
     Storage(#[from] PathError),
     /// The one file of a change could not be written (nothing else was).
     #[error("task {id} cannot be written: {source}")]
     Write {
+        /// The task.
         id: TaskId,
+        /// What the store said.
         #[source]
         source: StoreError,
     },
@@ -166,18 +218,24 @@ fn ids(ids: &[TaskId]) -> String {
 /// A new task's fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NewTask {
+    /// See [`Task::subject`].
     pub subject: String,
+    /// See [`Task::description`].
     pub description: String,
+    /// Tasks that must be done first; each must exist.
     pub blocked_by: Vec<TaskId>,
 }
 
 /// A change to a task; `None` / empty leaves that part as it is.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TaskChange {
+    /// The new status (checked against the blockers).
     pub status: Option<Status>,
     /// `Some("")` clears the owner.
     pub owner: Option<String>,
+    /// Blockers to add (no cycle may result).
     pub add_blocked_by: Vec<TaskId>,
+    /// Blockers to remove (each must be there).
     pub remove_blocked_by: Vec<TaskId>,
 }
 
@@ -185,7 +243,9 @@ pub struct TaskChange {
 /// removing an edge, unblocks them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Updated {
+    /// The task as written.
     pub task: Task,
+    /// Tasks whose last open blocker this change closed.
     pub now_ready: Vec<TaskId>,
 }
 
@@ -193,11 +253,36 @@ pub struct Updated {
 /// when every id is taken).
 #[derive(Debug, Default, Clone)]
 pub struct Snapshot {
+    /// The tasks that passed every check, by id.
     pub tasks: Tasks,
+    /// The files that did not, with why (shown once as a warning).
     pub skipped: Vec<(TaskId, Arc<FileError>)>,
+    /// The id a create would take now.
     pub next_id: Option<TaskId>,
 }
 
+/// The tasks of one workspace (chapter 12), shared by every agent and process working there.
+///
+/// ```
+/// use agent_tasks::{NewTask, Status, TaskChange, TaskError, TaskStore};
+/// use agent_workspace::Workspace;
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let store = TaskStore::open(&Workspace::new(dir.path()).unwrap());
+/// let schema = store.create(NewTask { subject: "Write the schema".into(), ..NewTask::default() }).unwrap();
+/// let api = store
+///     .create(NewTask { subject: "Write the API".into(), blocked_by: vec![schema.id], ..NewTask::default() })
+///     .unwrap();
+///
+/// // The API cannot start before the schema is done.
+/// let start = TaskChange { status: Some(Status::InProgress), ..TaskChange::default() };
+/// let refused = store.update(api.id, start.clone()).unwrap_err();
+/// assert_eq!(refused.to_string(), "task 2 cannot be in_progress yet: it is blocked by #1");
+///
+/// let done = TaskChange { status: Some(Status::Completed), ..TaskChange::default() };
+/// assert_eq!(store.update(schema.id, done).unwrap().now_ready, vec![api.id]);
+/// assert_eq!(store.update(api.id, start).unwrap().task.status, Status::InProgress);
+/// ```
 pub struct TaskStore {
     pub(crate) state: StateDir,
     clock: Arc<dyn Clock>,
@@ -214,6 +299,8 @@ impl std::fmt::Debug for TaskStore {
 }
 
 impl TaskStore {
+    /// The store of `workspace`'s [`TASKS_DIR`], on the system clock; nothing is read or
+    /// created until it is used.
     pub fn open(workspace: &Workspace) -> Self {
         Self {
             state: StateDir::new(workspace, TASKS_DIR),

@@ -19,9 +19,13 @@ use crate::model::{MAX_BLOCKED_BY, MAX_SUBJECT_CHARS, Status, TaskId, parse_id};
 use crate::render;
 use crate::store::{NewTask, TaskChange, TaskError, TaskStore};
 
+/// The tool that adds a task.
 pub const TASK_CREATE: &str = "task_create";
+/// The tool that changes a task's status, owner or blockers.
 pub const TASK_UPDATE: &str = "task_update";
+/// The tool that lists every task.
 pub const TASK_LIST: &str = "task_list";
+/// The tool that shows one task whole.
 pub const TASK_GET: &str = "task_get";
 
 fn id_schema(description: &str) -> Value {

@@ -14,6 +14,8 @@
 //! Time comes from `agent_workspace::Clock` (its wall reading, in milliseconds since the Unix
 //! epoch), so tests move it by hand; the locks and bounded listings are the workspace's.
 
+#![warn(missing_docs)]
+
 pub mod exchange;
 pub mod gate;
 pub mod mailbox;

@@ -87,12 +87,18 @@ pub enum MailError {
     Recipient(#[from] RecipientError),
     /// The body is over [`MAX_MESSAGE_BYTES`].
     #[error("the message is {size} bytes, over the limit of {MAX_MESSAGE_BYTES} bytes")]
-    TooLarge { size: usize },
+    TooLarge {
+        /// Its size in bytes.
+        size: usize,
+    },
     /// The recipient has [`MAX_WAITING`] messages waiting.
     #[error(
         "`{recipient}` already has {MAX_WAITING} messages waiting; try again after it has read them"
     )]
-    Full { recipient: AgentId },
+    Full {
+        /// The recipient.
+        recipient: AgentId,
+    },
     /// The message is not claimed (never was, or it was released or quarantined since).
     #[error("message {0} is not being processed, so it cannot be acknowledged or failed")]
     NotClaimed(MessageId),
@@ -169,6 +175,37 @@ pub struct QuarantineEntry {
 }
 
 /// The mailboxes of one workspace.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_protocol::AgentId;
+/// use agent_team::{Acked, Counts, MailKind, MailError, Mailbox, Member, Roster, TeammateStatus};
+/// use agent_workspace::{SystemClock, Workspace};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let mailbox = Mailbox::new(Workspace::new(dir.path()).unwrap(), Arc::new(SystemClock));
+/// let alice = AgentId::new("alice").unwrap();
+/// let roster = Roster {
+///     members: vec![Member {
+///         name: alice.clone(),
+///         role: "reviews the parser".into(),
+///         status: TeammateStatus::Idle,
+///     }],
+/// };
+///
+/// let lead = AgentId::lead();
+/// mailbox.send(&roster, &lead, "alice", MailKind::Message, "look at parse.rs").unwrap();
+/// // A misspelt name is refused before anything is written.
+/// let error = mailbox.send(&roster, &lead, "alcie", MailKind::Message, "hi").unwrap_err();
+/// assert!(matches!(error, MailError::Recipient(_)));
+///
+/// let message = mailbox.claim(&alice).unwrap().unwrap();
+/// assert_eq!((message.from.as_str(), message.body.as_str()), ("lead", "look at parse.rs"));
+/// assert_eq!(mailbox.ack(&message).unwrap(), Acked::Done);
+/// let counts = mailbox.counts(&alice).unwrap();
+/// assert_eq!(counts, Counts { done: 1, ..Counts::default() });
+/// ```
 #[derive(Debug, Clone)]
 pub struct Mailbox {
     workspace: Workspace,

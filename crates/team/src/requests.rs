@@ -185,35 +185,54 @@ pub enum RequestError {
     NotFound(String),
     /// The request was replaced by a newer one and takes no answer.
     #[error("request `{rid}` was superseded by a newer request and takes no answer", rid = .id.0)]
-    Stale { id: RequestId },
+    Stale {
+        /// The request.
+        id: RequestId,
+    },
     /// The request was answered differently already.
     #[error("request `{rid}` was already {status}; a different answer is refused", rid = .id.0)]
     Conflict {
+        /// The request.
         id: RequestId,
+        /// How it was answered.
         status: RequestStatus,
     },
     /// The answer is for a different kind of request.
     #[error("request `{rid}` is a {expected} request, not {got}", rid = .id.0)]
     WrongKind {
+        /// The request.
         id: RequestId,
+        /// Its kind.
         expected: RequestKind,
+        /// The kind the answer is for.
         got: RequestKind,
     },
     /// The answer comes from (or goes to) someone the request is not between.
     #[error("request `{rid}` is from `{from}` to `{to}`; `{responder}` cannot answer it for `{requester}`", rid = .id.0)]
     WrongSender {
+        /// The request.
         id: RequestId,
+        /// Who sent it.
         from: AgentId,
+        /// Who it was sent to.
         to: AgentId,
+        /// Who tried to answer it.
         responder: AgentId,
+        /// Who the answer was to go to.
         requester: AgentId,
     },
     /// No answer came in time; the request is now expired.
     #[error("request `{rid}` expired before it was answered", rid = .id.0)]
-    Expired { id: RequestId },
+    Expired {
+        /// The request.
+        id: RequestId,
+    },
     /// The content is over [`MAX_CONTENT_BYTES`].
     #[error("the request is {size} bytes, over the limit of {MAX_CONTENT_BYTES} bytes")]
-    TooLarge { size: usize },
+    TooLarge {
+        /// Its size in bytes.
+        size: usize,
+    },
     /// [`MAX_REQUESTS`] requests are pending.
     #[error("{MAX_REQUESTS} requests are pending; answer some first")]
     Full,

@@ -72,12 +72,20 @@ pub enum RecipientError {
     ToSelf(AgentId),
     /// Nobody of that name.
     #[error("there is no teammate named `{name}`; {team}")]
-    Unknown { name: String, team: TeamList },
+    Unknown {
+        /// The name given.
+        name: String,
+        /// Who is there, for the model to choose from.
+        team: TeamList,
+    },
     /// The teammate exists but takes no mail.
     #[error("teammate `{name}` is {status} and receives no messages; {team}")]
     Unavailable {
+        /// The teammate.
         name: AgentId,
+        /// Where it stands (stopped, failed, …).
         status: TeammateStatus,
+        /// Who is there, for the model to choose from.
         team: TeamList,
     },
 }

@@ -21,6 +21,7 @@ use crate::Workspace;
 /// Limits for `bash`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BashConfig {
+    /// How long a command may run before its whole process group is killed.
     pub timeout: Duration,
     /// Bytes of output kept (head and tail); the middle is replaced by a marker.
     pub max_output_bytes: usize,
@@ -92,6 +93,9 @@ struct Args {
     run_in_background: bool,
 }
 
+/// `bash`: runs `bash -c <command>` in the workspace, through the workspace's process
+/// `Command` (no model-server credentials, the OS sandbox, the group killed at the end), and
+/// returns its bounded output.
 #[derive(Debug, Clone)]
 pub struct BashTool {
     workspace: Workspace,
@@ -100,8 +104,10 @@ pub struct BashTool {
 }
 
 impl BashTool {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "bash";
 
+    /// A foreground-only `bash` (chapters 1–12) confined to `workspace`.
     pub fn new(workspace: Workspace, config: BashConfig) -> Self {
         Self {
             workspace,

@@ -19,6 +19,7 @@ fn describe_path(arguments: &Value) -> CallSummary {
 /// Bytes of a file `read_file` returns before it cuts the middle out.
 pub const READ_CAP_BYTES: usize = 100_000;
 
+/// `read_file` as the model sees it.
 pub fn read_spec() -> ToolSpec {
     ToolSpec::new(
         ReadFile::NAME,
@@ -35,6 +36,7 @@ pub fn read_spec() -> ToolSpec {
     )
 }
 
+/// `write_file` as the model sees it.
 pub fn write_spec() -> ToolSpec {
     ToolSpec::new(
         WriteFile::NAME,
@@ -51,6 +53,7 @@ pub fn write_spec() -> ToolSpec {
     )
 }
 
+/// `edit_file` as the model sees it.
 pub fn edit_spec() -> ToolSpec {
     ToolSpec::new(
         EditFile::NAME,
@@ -98,6 +101,7 @@ pub const EDIT_LIMIT_BYTES: u64 = 10 * 1024 * 1024;
 pub struct ReadFile(pub Workspace);
 
 impl ReadFile {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "read_file";
 }
 
@@ -164,6 +168,7 @@ fn read(workspace: &Workspace, args: &ReadArgs) -> Result<String, ToolFailure> {
 pub struct WriteFile(pub Workspace);
 
 impl WriteFile {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "write_file";
 }
 
@@ -211,6 +216,7 @@ impl ToolHandler for WriteFile {
 pub struct EditFile(pub Workspace);
 
 impl EditFile {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "edit_file";
 }
 

@@ -21,6 +21,7 @@ pub const MAX_MATCHES: usize = 500;
 /// At most this many entries are looked at, so a huge tree bounds the call's time too.
 pub const MAX_VISITED: usize = 200_000;
 
+/// `glob` as the model sees it.
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
         Glob::NAME,
@@ -42,10 +43,12 @@ struct Args {
     pattern: String,
 }
 
+/// `glob`: the workspace's paths matching a pattern, sorted; symlinks are listed, never entered.
 #[derive(Debug, Clone)]
 pub struct Glob(pub Workspace);
 
 impl Glob {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "glob";
 }
 

@@ -8,6 +8,8 @@
 //! | `todo_write` | read (it only changes the plan) | 5 |
 //! | `task` | external (a child agent) | 6 |
 
+#![warn(missing_docs)]
+
 pub mod bash;
 pub mod files;
 pub mod glob;
@@ -62,6 +64,26 @@ pub fn add_bash_with(
 }
 
 /// Adds `read_file`, `write_file`, `edit_file` and `glob` (chapter 2).
+///
+/// ```
+/// use agent_core::ToolRegistry;
+/// use agent_test_support::call_tool;
+/// use agent_tools::{Workspace, add_file_tools};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let dir = tempfile::tempdir().unwrap();
+/// let workspace = Workspace::new(dir.path()).unwrap();
+/// let registry = add_file_tools(ToolRegistry::builder(), &workspace).build().unwrap();
+///
+/// let args = json!({"path": "notes.txt", "content": "one\n"});
+/// call_tool(&registry, "write_file", args).await;
+/// assert_eq!(std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(), "one\n");
+/// // A path out of the workspace is a failed call the model reads, not an error of ours.
+/// let escape = call_tool(&registry, "read_file", json!({"path": "../etc/passwd"})).await;
+/// assert_eq!(escape, "Error [path_escape]: `../etc/passwd` resolves outside the workspace");
+/// # });
+/// ```
 pub fn add_file_tools(builder: ToolRegistryBuilder, workspace: &Workspace) -> ToolRegistryBuilder {
     builder
         .tool(

@@ -20,6 +20,7 @@ use agent_core::{
 /// The bound on a child's model requests.
 pub const SUBAGENT_MAX_TURNS: usize = 30;
 
+/// `task` as the model sees it: one `description`, the child's whole brief.
 pub fn spec() -> ToolSpec {
     ToolSpec::new(
         TaskTool::NAME,
@@ -70,6 +71,7 @@ impl std::fmt::Debug for TaskTool {
 }
 
 impl TaskTool {
+    /// The tool's name, as the model calls it (and the name a child's registry must not hold).
     pub const NAME: &'static str = "task";
 
     /// `factory` must build a runner whose registry has no `task` tool.

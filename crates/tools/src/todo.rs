@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// The longest plan `todo_write` accepts, so a plan cannot grow without bound.
 pub const MAX_TODOS: usize = 50;
 /// Tool rounds without `todo_write` before the reminder.
 pub const REMINDER_AFTER_ROUNDS: usize = 3;
@@ -25,18 +26,25 @@ const REMINDER: Template =
 /// The reminder's text, as the model reads it.
 pub const REMINDER_TEXT: &str = REMINDER.source();
 
+/// Where one step of the plan stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
+    /// Not started.
     Pending,
+    /// Being worked on now (the model is asked to keep exactly one).
     InProgress,
+    /// Done.
     Completed,
 }
 
+/// One step of the plan, as the model writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TodoItem {
+    /// What the step is, in the model's words.
     pub content: String,
+    /// Where it stands.
     pub status: TodoStatus,
 }
 
@@ -62,6 +70,7 @@ pub struct TodoList {
 }
 
 impl TodoList {
+    /// An empty plan that tells `events` of every write.
     pub fn new(events: Events) -> Self {
         Self {
             items: Mutex::default(),
@@ -69,6 +78,7 @@ impl TodoList {
         }
     }
 
+    /// The plan as last written (empty before the first `todo_write`).
     pub fn items(&self) -> Vec<TodoItem> {
         self.items
             .lock()
@@ -99,6 +109,7 @@ fn list_schema() -> Value {
     json!({"type": "array", "maxItems": MAX_TODOS, "items": item_schema()})
 }
 
+/// `todo_write` as the model sees it: the whole list, replacing the previous one.
 pub fn spec() -> ToolSpec {
     let mut todos = list_schema();
     todos["type"] = json!(["array", "string"]);
@@ -116,6 +127,7 @@ pub fn spec() -> ToolSpec {
 pub struct TodoWrite(pub Arc<TodoList>);
 
 impl TodoWrite {
+    /// The tool's name, as the model calls it.
     pub const NAME: &'static str = "todo_write";
 }
 
@@ -162,6 +174,7 @@ pub struct TodoReminder {
 }
 
 impl TodoReminder {
+    /// A reminder that has sent nothing yet, telling `events` when it reminds.
     pub fn new(events: Events) -> Self {
         Self {
             reminded_at: Mutex::default(),

@@ -5,7 +5,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::store::StoreError;
+use crate::error::StoreError;
 
 /// Reads at most `limit` bytes of a regular file without following a final symlink and
 /// without blocking on a FIFO. A missing file is `None`. For the files the CLI keeps outside

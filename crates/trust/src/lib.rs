@@ -14,10 +14,14 @@
 //! adds one next to it. A file edited or planted by anyone else has a fingerprint nobody
 //! recorded, and is not used until the user trusts it.
 
+#![warn(missing_docs)]
+
+mod error;
 mod file;
 mod store;
 
-pub use store::{StoreError, TRUST_FILE_VERSION, TrustStore, WorkspaceEntry, read_bounded};
+pub use error::StoreError;
+pub use store::{TRUST_FILE_VERSION, TrustStore, WorkspaceEntry, read_bounded};
 
 use sha2::{Digest, Sha256};
 
@@ -118,6 +122,7 @@ impl WorkspaceTrust for TrustNothing {
 pub struct Fingerprint(Sha256);
 
 impl Fingerprint {
+    /// A fingerprint of no parts yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -16,40 +16,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::StoreError;
 use crate::{TrustKind, Verdict};
 
 /// The version this build writes; version 1 (hooks only) is still read.
 pub const TRUST_FILE_VERSION: u32 = 2;
 /// The trust file holds a few short entries per workspace; this is far beyond any real one.
 const MAX_TRUST_FILE_BYTES: u64 = 16 << 20;
-
-/// Why the trust store could not be read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("no config directory to keep trust in: set XDG_CONFIG_HOME or HOME")]
-    NoConfigDir,
-    #[error("{} is a symbolic link; refusing to follow it (replace it with a regular file)", path.display())]
-    Symlink { path: PathBuf },
-    #[error("{} is not a regular file", path.display())]
-    NotAFile { path: PathBuf },
-    #[error("{} is larger than {limit} bytes", path.display())]
-    TooLarge { path: PathBuf, limit: u64 },
-    #[error("cannot read {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
-    #[error("cannot write {}: {source}", path.display())]
-    Write { path: PathBuf, source: io::Error },
-    #[error("cannot lock {}: {source}", path.display())]
-    Lock { path: PathBuf, source: io::Error },
-    #[error("{} is not a valid trust file ({source}); fix or delete it", path.display())]
-    Corrupt {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-    #[error("{} has version {found}; this build reads versions 1 and {TRUST_FILE_VERSION}", path.display())]
-    Version { path: PathBuf, found: u64 },
-    #[error("the workspace path {} is not UTF-8, so trust cannot be recorded for it", path.display())]
-    NonUtf8Workspace { path: PathBuf },
-}
 
 /// What is recorded for one workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +83,22 @@ struct HooksV1 {
 }
 
 /// `trusted.json` in the user's config directory.
+///
+/// ```
+/// use std::collections::BTreeMap;
+///
+/// use agent_trust::{TrustKind, TrustStore, Verdict};
+///
+/// let config = tempfile::tempdir().unwrap();
+/// let store = TrustStore::at(config.path().join("trusted.json"));
+/// let workspace = std::path::Path::new("/home/me/project");
+/// assert_eq!(store.verdict(workspace, TrustKind::Hooks, "abc").unwrap(), Verdict::Untrusted);
+///
+/// store.trust(workspace, &BTreeMap::from([(TrustKind::Hooks, "abc".to_string())])).unwrap();
+/// assert_eq!(store.verdict(workspace, TrustKind::Hooks, "abc").unwrap(), Verdict::Trusted);
+/// // The hooks file changed since: the old trust does not carry over.
+/// assert_eq!(store.verdict(workspace, TrustKind::Hooks, "def").unwrap(), Verdict::Changed);
+/// ```
 #[derive(Debug, Clone)]
 pub struct TrustStore {
     path: PathBuf,
@@ -134,6 +123,7 @@ impl TrustStore {
         Self { path }
     }
 
+    /// Where the file is: the `trust` command prints it.
     pub fn path(&self) -> &Path {
         &self.path
     }

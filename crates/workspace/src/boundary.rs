@@ -28,6 +28,22 @@ use crate::error::{Op, PathError};
 const MAX_SYMLINK_HOPS: usize = 40;
 
 /// A directory everything the harness does on disk is confined to. Cheap to clone.
+///
+/// ```
+/// use agent_workspace::{Existing, PathError, Workspace};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let workspace = Workspace::new(dir.path()).unwrap();
+/// let notes = workspace.inside("notes/today.md").unwrap();
+/// assert_eq!(notes.to_string(), "notes/today.md");
+/// workspace.write_atomic(&notes, b"hello", Existing::Replace).unwrap();
+/// assert_eq!(workspace.read_to_string(&notes, 1024).unwrap(), "hello");
+///
+/// // `..` past the root is refused before any file is touched.
+/// let error = workspace.inside("../outside").unwrap_err();
+/// assert!(matches!(error, PathError::Escape { .. }));
+/// assert_eq!(error.to_string(), "`../outside` resolves outside the workspace");
+/// ```
 #[derive(Clone)]
 pub struct Workspace {
     inner: Arc<Inner>,

@@ -13,6 +13,7 @@ pub struct Capture {
 }
 
 impl Capture {
+    /// An empty capture keeping at most `cap` bytes: half from the start, half from the end.
     pub fn new(cap: usize) -> Self {
         let head_cap = cap / 2;
         Self {
@@ -43,6 +44,7 @@ impl Capture {
         }
     }
 
+    /// Adds the next chunk: the head fills first, then the tail keeps only the newest bytes.
     pub fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len();
         let room = self.head_cap - self.head.len();
@@ -60,6 +62,7 @@ impl Capture {
         }
     }
 
+    /// Every byte pushed, kept or not: what the truncation marker reports.
     pub fn total(&self) -> usize {
         self.total
     }

@@ -10,14 +10,23 @@ use cap_std_escape::is_cap_std_escape;
 /// What the harness was doing when an I/O error happened: the verb of the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    /// Turning a path into a place inside the workspace.
     Resolve,
+    /// Opening or reading a file.
     Read,
+    /// Writing a file (atomic or create-only).
     Write,
+    /// Appending to a log-like file (audit, transcript).
     Append,
+    /// Creating a folder and its parents.
     CreateDir,
+    /// Listing a folder.
     List,
+    /// Removing a file.
     Remove,
+    /// Renaming a file into place.
     Rename,
+    /// Taking a lock file.
     Lock,
 }
 
@@ -40,13 +49,21 @@ impl fmt::Display for Op {
 /// What a path turned out to be when a regular file was needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
+    /// A regular file: the only kind that is read.
     File,
+    /// A folder.
     Directory,
+    /// A symbolic link, never followed on the last component.
     Symlink,
+    /// A named pipe: reading one could block forever.
     Fifo,
+    /// A Unix socket.
     Socket,
+    /// A character device (`/dev/zero` never ends).
     CharDevice,
+    /// A block device.
     BlockDevice,
+    /// Anything the platform reports that is none of the above.
     Unknown,
 }
 
@@ -88,25 +105,51 @@ impl fmt::Display for FileKind {
     }
 }
 
+/// Why the boundary or the file system refused a path. The message names the path as the
+/// model wrote it, so a tool failure tells the model what to correct.
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
     /// The path leads outside the workspace (`..`, an absolute path elsewhere, or a symlink
     /// that points out).
     #[error("`{path}` resolves outside the workspace")]
-    Escape { path: String },
+    Escape {
+        /// The path as requested.
+        path: String,
+    },
     /// `missing/..`: the kernel refuses to walk back out of a folder that is not there.
     #[error("cannot resolve `{path}`: `{missing}` does not exist, so `..` after it leads nowhere")]
-    ThroughMissing { path: String, missing: String },
+    ThroughMissing {
+        /// The path as requested.
+        path: String,
+        /// Its first part that does not exist.
+        missing: String,
+    },
     /// A regular file was needed; reading a FIFO or a device could block or never end.
     #[error("`{path}` is {kind}, not a regular file")]
-    NotAFile { path: String, kind: FileKind },
+    NotAFile {
+        /// The path as requested.
+        path: String,
+        /// What it is instead.
+        kind: FileKind,
+    },
     /// The file is larger than the caller is willing to hold in memory.
     #[error("`{path}` is {size} bytes, over the limit of {limit} bytes")]
-    TooLarge { path: String, size: u64, limit: u64 },
+    TooLarge {
+        /// The path as requested.
+        path: String,
+        /// Its size when it was opened.
+        size: u64,
+        /// The caller's limit.
+        limit: u64,
+    },
+    /// The operating system refused the operation.
     #[error("cannot {op} `{path}`: {source}")]
     Io {
+        /// What was being done.
         op: Op,
+        /// The path, workspace-relative.
         path: String,
+        /// The operating system's error.
         source: io::Error,
     },
 }

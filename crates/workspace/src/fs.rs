@@ -20,10 +20,13 @@ pub struct RegularFile {
 }
 
 impl RegularFile {
+    /// The length in bytes when the file was opened (a file that grows later is still read only
+    /// up to the caller's limit).
     pub fn len(&self) -> u64 {
         self.len
     }
 
+    /// The file was empty when it was opened.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -55,7 +58,9 @@ impl Read for RegularFile {
 /// One entry of a folder listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// The entry's file name (not a path).
     pub name: String,
+    /// What the entry is, as listed (a symlink is reported as a symlink, not followed).
     pub kind: FileKind,
     /// The inode number: a file replaced by a rename has a new one, so two listings with
     /// equal entries name the same files (a store's cache is checked against it).
@@ -78,7 +83,10 @@ pub struct Stamp {
 /// Whether [`Workspace::write_atomic`] may replace a file that exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Existing {
+    /// Replace a file that is there (a state record rewritten).
     Replace,
+    /// Fail when the name is taken: a create-only write (a new record, a new artifact) that two
+    /// writers cannot both win.
     Refuse,
 }
 
@@ -353,6 +361,7 @@ impl Workspace {
             .map_err(|source| PathError::io(Op::Append, path, source))
     }
 
+    /// Removes the file `path`; a symlink there is removed, never what it points to.
     pub fn remove_file(&self, path: &Inside) -> Result<(), PathError> {
         self.dir()
             .remove_file(path.cap())

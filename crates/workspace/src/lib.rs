@@ -17,6 +17,8 @@
 //! - [`Clock`]: the one source of time (monotonic, wall, sleeps), real ([`SystemClock`]) or
 //!   moved by a test ([`ManualClock`]).
 
+#![warn(missing_docs)]
+
 mod boundary;
 mod capture;
 pub mod clock;

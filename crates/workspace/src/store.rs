@@ -48,23 +48,35 @@ pub enum StoreError {
     /// The file is not JSON of the record's shape.
     #[error("{path} is not a valid record: {source}")]
     Json {
+        /// The file, workspace-relative.
         path: String,
+        /// The parser's error (line and column).
         #[source]
         source: serde_json::Error,
     },
     /// The record could not be turned into JSON (a map with non-string keys, a float NaN).
     #[error("cannot encode {path}: {source}")]
     Encode {
+        /// The file that was to be written.
         path: String,
+        /// The encoder's error.
         #[source]
         source: serde_json::Error,
     },
     /// A create-only write found the name taken.
     #[error("{path} exists already")]
-    Exists { path: String },
+    Exists {
+        /// The name that is taken.
+        path: String,
+    },
     /// The folder holds more entries than a listing reads.
     #[error("{path} holds more than {limit} entries; remove what does not belong there")]
-    TooManyEntries { path: String, limit: usize },
+    TooManyEntries {
+        /// The folder.
+        path: String,
+        /// The most entries a listing reads ([`MAX_ENTRIES`]).
+        limit: usize,
+    },
 }
 
 /// `7` -> 7. Anything else — empty, a sign, a leading zero, more than nine digits, a

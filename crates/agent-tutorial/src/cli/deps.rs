@@ -31,6 +31,7 @@ pub enum ApproveMode {
 }
 
 impl ApproveMode {
+    /// The approval provider this mode stands for.
     pub fn provider(self) -> Arc<dyn ApprovalProvider> {
         match self {
             Self::Prompt => Arc::new(TtyApproval),
@@ -149,6 +150,7 @@ pub struct JsonlAudit {
 pub const AUDIT_FILE: &str = ".agent_tutorial/audit.jsonl";
 
 impl JsonlAudit {
+    /// An audit log appending to `workspace`'s [`AUDIT_FILE`].
     pub fn new(workspace: &Workspace) -> Self {
         Self {
             workspace: workspace.clone(),
@@ -281,25 +283,40 @@ pub const MAX_HOOK_TIMEOUT_SECS: f64 = 3600.0;
 /// One validated entry of `.agent_tutorial/hooks.json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookSpec {
+    /// The event it runs at.
     pub event: HookEventKind,
+    /// For tool events: the one tool it runs for (`None`: every tool).
     pub matcher: Option<String>,
+    /// The command line, run with `bash -c`.
     pub command: String,
+    /// Its time limit.
     pub timeout: Duration,
 }
 
+/// Why `hooks.json` could not be read as a list of hooks.
 #[derive(Debug, thiserror::Error)]
 pub enum HooksFileError {
+    /// The file is not a JSON list of hooks.
     #[error("{HOOKS_FILE} is not valid: {0}")]
     Json(serde_json::Error),
+    /// One entry has a wrong field or type.
     #[error("{HOOKS_FILE}: hook #{index} is not valid: {source}")]
     Entry {
+        /// The entry's 0-based position in the list.
         index: usize,
+        /// The parser's error.
         source: serde_json::Error,
     },
+    /// An entry's `timeout_secs` is not a number of seconds in range.
     #[error(
         "{HOOKS_FILE}: hook #{index}: `timeout_secs` must be a number of seconds above 0 and at most {MAX_HOOK_TIMEOUT_SECS} (got {got})"
     )]
-    Timeout { index: usize, got: String },
+    Timeout {
+        /// The entry's 0-based position in the list.
+        index: usize,
+        /// The value given, as JSON.
+        got: String,
+    },
 }
 
 fn hook_timeout(

@@ -25,19 +25,33 @@ pub const MAX_HISTORY_FILE_BYTES: u64 = 1 << 20;
 /// At most this many earlier prompts are offered (the newest ones).
 pub const MAX_HISTORY_ENTRIES: usize = 1000;
 
+/// Why the prompt history could not be kept; the prompt works without it.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
+    /// Neither `XDG_DATA_HOME` nor `HOME` names a place for it.
     #[error("no data directory to keep the prompt history in: set XDG_DATA_HOME or HOME")]
     NoDataDir,
+    /// The file could not be read (bounded, no symlink followed).
     #[error("cannot load the prompt history")]
     Load(#[source] TrustError),
+    /// The file is a symlink: writing through it could overwrite any file of the user's.
     #[error("{} is a symbolic link; refusing to write through it", path.display())]
-    Symlink { path: PathBuf },
+    Symlink {
+        /// The history file.
+        path: PathBuf,
+    },
+    /// The file is a folder, a FIFO or a device.
     #[error("{} is not a regular file", path.display())]
-    NotAFile { path: PathBuf },
+    NotAFile {
+        /// The history file.
+        path: PathBuf,
+    },
+    /// Appending a prompt failed.
     #[error("cannot write {}", path.display())]
     Write {
+        /// The history file.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: io::Error,
     },
@@ -65,6 +79,7 @@ impl HistoryFile {
         })
     }
 
+    /// Where the file is.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -141,6 +156,7 @@ impl HistoryFile {
 /// One read from the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
+    /// A line the person typed (without its newline).
     Line(String),
     /// Ctrl-D or the end of the input.
     End,

@@ -27,7 +27,9 @@ use clap::{Args, Parser, Subcommand};
 /// An error with the exit code it deserves.
 #[derive(Debug)]
 pub struct CliError {
+    /// The process's exit code: 2 usage, 1 a failed run, 130 interrupted.
     pub code: u8,
+    /// What is printed (with its chain of causes).
     pub error: anyhow::Error,
 }
 
@@ -57,6 +59,7 @@ impl CliError {
     }
 }
 
+/// What a command returns: its value, or the error and the exit code.
 pub type CliResult<T = ()> = Result<T, CliError>;
 
 #[derive(Debug, Parser)]

@@ -46,16 +46,24 @@ pub enum HookTrust {
 /// Why the hooks file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum HooksReadError {
+    /// The workspace boundary refused the file (a symlink out, not a regular file, I/O).
     #[error(transparent)]
     Boundary(#[from] PathError),
+    /// The file is over the read limit.
     #[error("{} is larger than {limit} bytes", path.display())]
-    TooLarge { path: PathBuf, limit: u64 },
+    TooLarge {
+        /// The hooks file.
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
 }
 
 /// The exact bytes of a workspace's hooks file, read once: what is shown, hashed and run is
 /// the same content.
 #[derive(Debug, Clone)]
 pub struct HooksFile {
+    /// The file's content.
     pub bytes: Vec<u8>,
 }
 
@@ -205,6 +213,7 @@ fn shown(text: &str) -> String {
     }
 }
 
+/// The options of `agent-tutorial trust`.
 #[derive(Debug, Args)]
 pub struct TrustArgs {
     /// The workspace to review (default: the current directory).

@@ -25,7 +25,12 @@ pub enum FileProblem {
     Name,
     /// The content is not the message its name and folder say.
     #[error("it holds message {found} for `{to}`, not the one its name and mailbox say")]
-    Mismatch { found: MessageId, to: AgentId },
+    Mismatch {
+        /// The id the content holds.
+        found: MessageId,
+        /// The recipient the content names.
+        to: AgentId,
+    },
     /// It made its recipient fail too often.
     #[error("it made its recipient fail {} times: {}", .0.len(), .0.join("; "))]
     Poison(Vec<String>),
