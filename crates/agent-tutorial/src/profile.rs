@@ -24,9 +24,11 @@ pub enum Status {
 ///
 /// let p07 = Profile::for_chapter(7).unwrap();
 /// assert_eq!(p07.id(), "P07");
-/// // Cumulative: chapter 7 has what chapters 1–6 added, and skills.
-/// assert!(p07.has(Capability::Bash) && p07.has(Capability::Skills));
-/// assert!(!p07.has(Capability::Compaction));
+/// // Cumulative: chapter 7 has what chapters 1–6 added, and skills last.
+/// let caps = p07.capabilities();
+/// assert_eq!(caps.first(), Some(&Capability::Bash));
+/// assert_eq!(caps.last(), Some(&Capability::Skills));
+/// assert!(!caps.contains(&Capability::Compaction));
 /// assert_eq!(Profile::for_chapter(15), Err(ProfileError::NotBuilt(15)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
