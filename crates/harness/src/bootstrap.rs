@@ -69,6 +69,9 @@ pub struct AgentDeps {
     /// used. Defaults to trusting all (the caller brought the workspace); the CLI passes the
     /// user's trust store.
     pub trust: Arc<dyn agent_trust::WorkspaceTrust>,
+    /// Tools and permission rules a caller adds (chapters 15–16: the team tools, the plan
+    /// gate); none by default.
+    pub extra: crate::team_runtime::Extra,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -104,6 +107,7 @@ impl AgentDeps {
             cron_clock: Arc::new(SystemClock),
             memory_placement: MemoryPlacement::Prompt,
             trust: Arc::new(agent_trust::TrustAll),
+            extra: crate::team_runtime::Extra::default(),
         }
     }
 }
@@ -193,6 +197,9 @@ fn permission_gate(workspace: &Workspace, deps: &AgentDeps, events: &Events) -> 
             "changing a file needs approval",
         )))
         .rule(Arc::new(SecretReads::new(workspace.clone())));
+    for rule in &deps.extra.rules {
+        pipeline = pipeline.rule(rule.clone());
+    }
     if let Some(approval) = &deps.approval {
         pipeline = pipeline.approval(approval.clone());
     }
@@ -354,7 +361,7 @@ fn build(
     if let Some(scheduler) = &scheduler {
         tools = agent_cron::add_cron_tools(tools, scheduler);
     }
-    let tools = Arc::new(tools.build()?);
+    let tools = Arc::new(deps.extra.add_tools(tools).build()?);
 
     let memory = caps.has(Capability::Memory).then(|| {
         // Chapter 9 shows the selection as its own message; chapter 10's prompt renders it.

@@ -12,6 +12,7 @@ mod capability;
 pub mod memory_placement;
 mod prompts;
 pub mod session;
+pub mod team_runtime;
 
 pub use agent::Answered;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};

@@ -15,6 +15,7 @@
 //! ```
 
 mod approval;
+mod join;
 mod outbox;
 mod run;
 
@@ -28,6 +29,7 @@ use tokio::sync::mpsc;
 use crate::Agent;
 pub use approval::{ApprovalId, Closed, Decision};
 use approval::{Approvals, SessionApproval};
+pub use join::{Delivery, Joiner, SessionEnded, TurnSource};
 use outbox::{Outbox, StampingSink, TurnCell};
 
 /// What a client asks of the session.
@@ -186,6 +188,12 @@ pub struct Session {
     handle: SessionHandle,
     events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     interrupts: Interrupts,
+    /// Agents that join while the loop runs (chapter 15), and who to look at again.
+    joiner: Joiner,
+    joins: mpsc::UnboundedReceiver<join::Joined>,
+    wakes: mpsc::UnboundedReceiver<AgentId>,
+    /// Where idle agents get work besides prompts and schedules (chapter 15's mailbox).
+    source: Option<Arc<dyn TurnSource>>,
 }
 
 impl Session {
@@ -194,15 +202,39 @@ impl Session {
         let (tx, ops) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
         let outbox = Arc::new(Outbox::new(events_tx));
+        let approvals = Arc::new(Approvals::new(outbox.clone()));
+        let (joins_tx, joins) = mpsc::unbounded_channel();
+        let (wakes_tx, wakes) = mpsc::unbounded_channel();
         Self {
             slots: BTreeMap::new(),
-            approvals: Arc::new(Approvals::new(outbox.clone())),
+            joiner: Joiner {
+                outbox: outbox.clone(),
+                approvals: approvals.clone(),
+                cells: Arc::default(),
+                joins: joins_tx,
+                wakes: wakes_tx,
+            },
+            approvals,
             outbox,
             ops,
             handle: SessionHandle { tx },
             events: Some(events),
             interrupts,
+            joins,
+            wakes,
+            source: None,
         }
+    }
+
+    /// Adds agents to the session while it runs, and wakes them (chapter 15).
+    pub fn joiner(&self) -> Joiner {
+        self.joiner.clone()
+    }
+
+    /// Asks `source` for work whenever an agent is idle (after its queued prompts), and tells
+    /// it how each turn it started ended.
+    pub fn set_source(&mut self, source: Arc<dyn TurnSource>) {
+        self.source = Some(source);
     }
 
     /// The handle clients submit through.

@@ -11,9 +11,9 @@ use agent_core::{
 use agent_cron::Scheduler;
 use agent_jobs::{JobManager, KillReason};
 use agent_workspace::Sleep;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::join::{Delivery, Joined};
 use super::outbox::Outbox;
 use super::{Decision, EndReason, InterruptFrom, Interrupts, Mode, Op, Session, SessionEvent};
 use crate::Agent;
@@ -31,6 +31,8 @@ enum TurnKind {
     Prompt,
     /// A schedule that came due (chapter 14), by its id (`s1`), as its inbox item said.
     Scheduled { schedule: String },
+    /// Work the session's [`super::TurnSource`] delivered (chapter 15's mail).
+    Delivered,
 }
 
 /// A turn task's result: the agent handed back.
@@ -38,7 +40,8 @@ struct TurnDone {
     id: AgentId,
     agent: Agent,
     kind: TurnKind,
-    result: Result<(), RunError>,
+    /// The final answer, or why there is none.
+    result: Result<String, RunError>,
 }
 
 /// A turn that runs now.
@@ -47,6 +50,8 @@ struct Running {
     cancel: Cancellation,
     /// A Ctrl-C asked it to stop.
     cancelling: bool,
+    /// The session's turn source started it (told if the session ends under it).
+    delivered: bool,
 }
 
 /// The parts of the agents the loop needs while a turn task owns the agent itself.
@@ -67,20 +72,11 @@ impl Session {
     /// [`SessionEvent::Ended`]). The agents stay in the session (a turn cut short by the end
     /// is dropped with its agent).
     pub async fn run(&mut self, mode: Mode) -> EndReason {
-        let parts = self.parts();
-        let (wake_tx, mut wake_rx) = mpsc::unbounded_channel::<AgentId>();
+        let mut parts = self.parts();
         // One small task per inbox turns its `Notify` into a message the loop can select on.
         let mut watchers = JoinSet::new();
         for (id, inbox) in &parts.inboxes {
-            let (id, inbox, wake) = (id.clone(), inbox.clone(), wake_tx.clone());
-            watchers.spawn(async move {
-                loop {
-                    inbox.changed().await;
-                    if wake.send(id.clone()).is_err() {
-                        break;
-                    }
-                }
-            });
+            self.watch(&mut watchers, id, inbox);
         }
         let mut turns: JoinSet<TurnDone> = JoinSet::new();
         let mut running: BTreeMap<AgentId, Running> = BTreeMap::new();
@@ -95,18 +91,25 @@ impl Session {
                     break 'run reason;
                 }
             }
+            // An agent that joined during the turn that just ended is in before anyone looks
+            // for work (its first message may be all that keeps the session going).
+            while let Ok(joined) = self.joins.try_recv() {
+                self.join(joined, &mut parts, &mut watchers);
+            }
             if prompt_done {
                 self.post_due(&parts, &running);
             }
             for (id, kind, text) in self.next_turns(&parts, &running, prompt_done) {
                 idle_told = false;
                 let cancel = Cancellation::new();
+                let delivered = kind == TurnKind::Delivered;
                 self.start_turn(&mut turns, &id, kind, text, cancel.clone());
                 running.insert(
                     id,
                     Running {
                         cancel,
                         cancelling: false,
+                        delivered,
                     },
                 );
             }
@@ -141,7 +144,11 @@ impl Session {
                         Next::End(EndReason::Done)
                     }
                 },
-                Some(_) = wake_rx.recv() => Next::Go,
+                Some(_) = self.wakes.recv() => Next::Go,
+                Some(joined) = self.joins.recv() => {
+                    self.join(joined, &mut parts, &mut watchers);
+                    Next::Go
+                }
                 () = sleep(timer), if timed => Next::Go,
             };
             if let Next::End(reason) = next {
@@ -149,6 +156,45 @@ impl Session {
             }
         };
         self.end(reason, turns, running, &parts, watchers).await
+    }
+
+    fn watch(&self, watchers: &mut JoinSet<()>, id: &AgentId, inbox: &Arc<AgentInbox>) {
+        let (id, inbox, wake) = (id.clone(), inbox.clone(), self.joiner.wakes.clone());
+        watchers.spawn(async move {
+            loop {
+                inbox.changed().await;
+                if wake.send(id.clone()).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// An agent joins while the loop runs (chapter 15): one more slot, inbox and watcher.
+    /// A name that is taken keeps its agent (the runtime checks names before it builds).
+    fn join(&mut self, joined: Joined, parts: &mut Parts, watchers: &mut JoinSet<()>) {
+        let Joined { id, agent, turn } = joined;
+        if self.slots.contains_key(&id) {
+            tracing::warn!("{id} is in the session already; the new agent was dropped");
+            return;
+        }
+        parts.inboxes.insert(id.clone(), agent.inbox.clone());
+        self.watch(watchers, &id, &agent.inbox);
+        if let Some(scheduler) = &agent.scheduler {
+            parts.schedulers.push((id.clone(), scheduler.clone()));
+        }
+        if let Some(jobs) = &agent.jobs {
+            parts.jobs.push(jobs.clone());
+        }
+        self.slots.insert(
+            id,
+            super::Slot {
+                agent: Some(agent),
+                turn,
+                turns: 0,
+                queued: std::collections::VecDeque::new(),
+            },
+        );
     }
 
     fn parts(&self) -> Parts {
@@ -230,6 +276,16 @@ impl Session {
                 start.push((id.clone(), TurnKind::Scheduled { schedule }, item.body));
             } else if let Some(text) = slot.queued.pop_front() {
                 start.push((id.clone(), TurnKind::Prompt, text));
+            } else if let Some(source) = &self.source {
+                match source.next(id) {
+                    Some(Delivery::Turn(text)) => {
+                        start.push((id.clone(), TurnKind::Delivered, text));
+                    }
+                    // Dropping the agent drops its jobs (and kills what still runs); the slot
+                    // stays, empty, so its name is never reused in this session.
+                    Some(Delivery::Stop) => slot.agent = None,
+                    None => {}
+                }
             }
         }
         start
@@ -334,6 +390,12 @@ impl Session {
             result,
         } = done;
         running.remove(&id);
+        if kind == TurnKind::Delivered
+            && let Some(source) = &self.source
+        {
+            source.finished(&id, result.as_deref());
+        }
+        let result = result.map(|_| ());
         if let Some(slot) = self.slots.get_mut(&id) {
             if let Some(turn) = slot.turn.get() {
                 self.outbox.session_event(SessionEvent::TurnEnded {
@@ -414,6 +476,13 @@ impl Session {
         // group: nothing a turn started outlives the session.
         turns.abort_all();
         while turns.join_next().await.is_some() {}
+        // What a cut-short turn was delivering goes back to wait for the next session.
+        if let Some(source) = &self.source {
+            for (id, _) in running.iter().filter(|(_, turn)| turn.delivered) {
+                source.abandoned(id);
+            }
+            source.ended();
+        }
         watchers.abort_all();
         for jobs in &parts.jobs {
             jobs.kill_all(KillReason::SessionEnded);
@@ -448,8 +517,8 @@ async fn run_turn(
                 text: answered.outcome.final_text.clone(),
             };
             outbox.agent_event(&id, Some(turn), answer);
-            let _ = agent.complete(answered, &cancel).await;
-            Ok(())
+            let outcome = agent.complete(answered, &cancel).await;
+            Ok(outcome.final_text)
         }
         Err(RunError::Cancelled) => {
             outbox.agent_event(&id, Some(turn), AgentEvent::TurnCancelled);

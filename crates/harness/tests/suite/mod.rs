@@ -2,6 +2,7 @@
 
 mod approvals;
 mod session;
+mod team;
 
 use std::sync::Arc;
 

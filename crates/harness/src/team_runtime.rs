@@ -1,0 +1,404 @@
+//! Chapters 15–16 wired into the session: the [`TeamRuntime`] the team tools call, over the
+//! [`Session`] that owns the agents.
+//!
+//! - A teammate is a session agent: `spawn_teammate` builds it with [`build_agent`] (the lead's
+//!   model, permission settings and hooks, its own history) and hands it to the running loop
+//!   through the session's [`Joiner`]; its events and approval questions carry its name.
+//! - Mail is durable first: every message is a file in the recipient's mailbox
+//!   (`agent_team::Mailbox`); sending one wakes the recipient through the session. An idle
+//!   agent's next turn is its oldest message, claimed from the mailbox and rendered as a typed
+//!   fragment (`delivery`), and acknowledged only when that turn has ended with the message in
+//!   the agent's history. While an agent is mid-turn its mail waits: the session asks for work
+//!   only for idle agents, so no tool call is ever separated from its result.
+//! - A teammate's final answer goes to the lead as a `result` message, which wakes the lead
+//!   with no input from the person.
+//! - A shutdown request (chapter 16) is answered by the teammate's runtime, not its model: the
+//!   answer is recorded and sent, the request acknowledged, and the session drops the agent.
+
+mod delivery;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use agent_core::{AgentId, ToolRegistryBuilder};
+use agent_policy::PermissionRule;
+use agent_prompting::PromptContext;
+use agent_team::{
+    MailKind, MailMessage, Mailbox, Member, PlanGate, Protocols, RequestStore, Roster,
+    RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools, TeammateSpec, TeammateStatus,
+};
+use agent_workspace::{Clock, Workspace};
+use async_trait::async_trait;
+
+use crate::session::{Joiner, Session};
+use crate::{AgentDeps, AgentSpec, Capabilities, Capability, build_agent};
+
+/// Adds tools to a registry being built.
+pub type ToolAdder = Arc<dyn Fn(ToolRegistryBuilder) -> ToolRegistryBuilder + Send + Sync>;
+
+/// Tools and permission rules a caller adds to an agent ([`AgentDeps::extra`]): the team
+/// tools of the lead or of one teammate, and a teammate's plan gate.
+#[derive(Clone, Default)]
+pub struct Extra {
+    /// Registers the extra tools after the capabilities' own.
+    pub tools: Option<ToolAdder>,
+    /// Permission rules added to the pipeline (only where there is one: chapter 3 on).
+    pub rules: Vec<Arc<dyn PermissionRule>>,
+}
+
+impl std::fmt::Debug for Extra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extra")
+            .field("tools", &self.tools.is_some())
+            .field(
+                "rules",
+                &self.rules.iter().map(|r| r.name()).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Extra {
+    pub(crate) fn add_tools(&self, tools: ToolRegistryBuilder) -> ToolRegistryBuilder {
+        match &self.tools {
+            Some(add) => add(tools),
+            None => tools,
+        }
+    }
+}
+
+/// The capabilities a teammate may have, whatever the lead has: its fixed tool set (`bash`,
+/// the file tools, `send_message`) and what shapes its loop without adding a tool. No
+/// subagents, skills, tasks, jobs or schedules: a teammate works on the lead's messages.
+const TEAMMATE_CAPABILITIES: [Capability; 8] = [
+    Capability::Bash,
+    Capability::Files,
+    Capability::Policy,
+    Capability::Hooks,
+    Capability::Artifacts,
+    Capability::Compaction,
+    Capability::DynamicPrompt,
+    Capability::Recovery,
+];
+
+/// Why something a teammate needs could not be made.
+pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Makes a teammate's [`AgentDeps`] (the lead's model and settings), given its name and the
+/// joiner whose sink and approval provider it must be built with.
+pub type TeammateDeps =
+    Arc<dyn Fn(&AgentId, &Joiner) -> Result<AgentDeps, SetupError> + Send + Sync>;
+
+/// What [`attach`] needs besides the session.
+pub struct TeamSetup {
+    /// The workspace the mailboxes and the request store live in.
+    pub workspace: Workspace,
+    /// The clock messages and requests are stamped with.
+    pub clock: Arc<dyn Clock>,
+    /// How a teammate's dependencies are made.
+    pub teammate_deps: TeammateDeps,
+}
+
+impl std::fmt::Debug for TeamSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TeamSetup")
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the team could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TeamError {
+    /// The lead's mailbox could not be recovered.
+    #[error(transparent)]
+    Mail(#[from] agent_team::MailError),
+    /// The team file could not be written.
+    #[error(transparent)]
+    File(#[from] agent_team::TeamFileError),
+}
+
+/// One teammate as the runtime keeps it.
+#[derive(Debug, Clone)]
+struct Mate {
+    record: TeamRecord,
+}
+
+/// What changes while the session runs.
+#[derive(Debug, Default)]
+struct State {
+    /// In the order they were started.
+    mates: Vec<Mate>,
+    /// Agents that may have mail waiting (told by `mail_sent`, cleared when a claim finds
+    /// none): the mailbox is read only for them.
+    pending: BTreeSet<AgentId>,
+    /// The message each agent's running turn delivers.
+    in_flight: BTreeMap<AgentId, MailMessage>,
+    /// The session has ended: no teammate can start.
+    closed: bool,
+}
+
+impl State {
+    fn roster(&self) -> Roster {
+        Roster::new(
+            self.mates
+                .iter()
+                .map(|m| Member {
+                    name: m.record.name.clone(),
+                    role: m.record.role.clone(),
+                    status: m.record.status,
+                })
+                .collect(),
+        )
+    }
+
+    fn mate(&mut self, name: &AgentId) -> Option<&mut TeamRecord> {
+        self.mates
+            .iter_mut()
+            .map(|m| &mut m.record)
+            .find(|r| &r.name == name)
+    }
+}
+
+/// The team of one session: the [`TeamRuntime`] of the team tools and the session's
+/// [`crate::session::TurnSource`].
+pub struct SessionTeam {
+    me: Weak<SessionTeam>,
+    joiner: Joiner,
+    mailbox: Arc<Mailbox>,
+    requests: Arc<RequestStore>,
+    file: TeamFile,
+    protocols: Protocols,
+    lead: AgentSpec,
+    teammate_deps: TeammateDeps,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for SessionTeam {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionTeam")
+            .field("protocols", &self.protocols)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sets up the team of a session whose lead is built from `lead` (chapter 15 on; `None`
+/// before): the lead's team tools go into `lead_deps`, and the session asks the team for the
+/// work of idle agents. Mail the lead had not acknowledged when an earlier process died goes
+/// back to `ready` and is delivered first.
+pub fn attach(
+    session: &mut Session,
+    lead: &AgentSpec,
+    lead_deps: &mut AgentDeps,
+    setup: TeamSetup,
+) -> Result<Option<Arc<SessionTeam>>, TeamError> {
+    let caps = lead.capabilities;
+    if !caps.has(Capability::Teammates) {
+        return Ok(None);
+    }
+    let protocols = if caps.has(Capability::Protocols) {
+        Protocols::On
+    } else {
+        Protocols::Off
+    };
+    let mailbox = Arc::new(Mailbox::new(setup.workspace.clone(), setup.clock.clone()));
+    let requests = Arc::new(RequestStore::new(setup.workspace.clone(), setup.clock));
+    let lead_id = AgentId::lead();
+    let recovered = mailbox.recover(&lead_id)?;
+    if recovered > 0 {
+        tracing::info!(
+            recovered,
+            "team: mail left in processing went back to ready"
+        );
+    }
+    let file = TeamFile::new(&setup.workspace);
+    // A new session starts with no teammate; the file says so at once.
+    file.save(&[])?;
+    let team = Arc::new_cyclic(|me| SessionTeam {
+        me: me.clone(),
+        joiner: session.joiner(),
+        mailbox,
+        requests,
+        file,
+        protocols,
+        lead: lead.clone(),
+        teammate_deps: setup.teammate_deps,
+        state: Mutex::new(State {
+            // Mail from an earlier session may wait for the lead.
+            pending: BTreeSet::from([lead_id]),
+            ..State::default()
+        }),
+    });
+    let tools = team.tools();
+    lead_deps.extra.tools = Some(Arc::new(move |registry| {
+        tools.register_lead(registry, protocols)
+    }));
+    session.set_source(team.clone());
+    Ok(Some(team))
+}
+
+impl SessionTeam {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The team tools, calling this runtime.
+    fn tools(&self) -> TeamTools {
+        let runtime: Arc<dyn TeamRuntime> = match self.me.upgrade() {
+            Some(me) => me,
+            // Only while the team is being dropped; nothing calls it then.
+            None => Arc::new(Closed),
+        };
+        TeamTools {
+            mailbox: self.mailbox.clone(),
+            requests: self.requests.clone(),
+            runtime,
+        }
+    }
+
+    /// The mailboxes.
+    pub fn mailbox(&self) -> &Arc<Mailbox> {
+        &self.mailbox
+    }
+
+    /// The protocol requests.
+    pub fn requests(&self) -> &Arc<RequestStore> {
+        &self.requests
+    }
+
+    /// The teammates as the team file keeps them.
+    pub fn records(&self) -> Vec<TeamRecord> {
+        self.state()
+            .mates
+            .iter()
+            .map(|m| m.record.clone())
+            .collect()
+    }
+
+    /// Writes the team file (a failure is logged: the file is a view, the session goes on).
+    fn save(&self, state: &State) {
+        let records: Vec<TeamRecord> = state.mates.iter().map(|m| m.record.clone()).collect();
+        if let Err(err) = self.file.save(&records) {
+            tracing::warn!("team: {err}");
+        }
+    }
+
+    /// What a teammate is built from: the lead's capabilities cut to a teammate's, and the
+    /// lead's prompt context with its name and role.
+    fn teammate_spec(&self, spec: &TeammateSpec) -> Result<AgentSpec, RuntimeError> {
+        let capabilities: Capabilities = TEAMMATE_CAPABILITIES
+            .into_iter()
+            .filter(|c| self.lead.capabilities.has(*c))
+            .collect();
+        let mut context = self.lead.context.as_map().clone();
+        context.insert("teammate".into(), spec.name.as_str().into());
+        context.insert("role".into(), spec.role.as_str().into());
+        let context = PromptContext::from_value(serde_json::Value::Object(context))
+            .map_err(|err| RuntimeError::Other(Box::new(err)))?;
+        Ok(AgentSpec {
+            capabilities,
+            context,
+        })
+    }
+
+    /// Sends `body` from `from` to `to` as `kind` and wakes `to`; a failure is logged (the
+    /// caller has nothing better to do with it).
+    fn send(&self, from: &AgentId, to: &AgentId, kind: MailKind, body: &str) {
+        let roster = self.roster();
+        match self.mailbox.send(&roster, from, to.as_str(), kind, body) {
+            Ok(mail) => self.mail_sent(&mail.to),
+            Err(err) => tracing::warn!("team: a message from {from} to {to} was not sent: {err}"),
+        }
+    }
+}
+
+#[async_trait]
+impl TeamRuntime for SessionTeam {
+    fn roster(&self) -> Roster {
+        self.state().roster()
+    }
+
+    async fn spawn(&self, spec: TeammateSpec) -> Result<(), RuntimeError> {
+        if self.state().closed {
+            return Err(RuntimeError::Closing);
+        }
+        let name = spec.name.clone();
+        let mut deps = (self.teammate_deps)(&name, &self.joiner).map_err(RuntimeError::Other)?;
+        deps.id = name.clone();
+        let tools = self.tools();
+        let protocols = self.protocols;
+        let me = name.clone();
+        deps.extra.tools = Some(Arc::new(move |registry| {
+            tools.register_teammate(registry, me.clone(), protocols)
+        }));
+        if protocols == Protocols::On {
+            let gate = PlanGate::new(self.requests.clone(), name.clone(), spec.plan);
+            deps.extra.rules.push(Arc::new(gate));
+        }
+        let agent = build_agent(&self.teammate_spec(&spec)?, deps)
+            .map_err(|err| RuntimeError::Other(Box::new(err)))?;
+        {
+            let mut state = self.state();
+            // Checked again under the lock: two spawns in one batch must not both pass.
+            state
+                .roster()
+                .admit(&name)
+                .map_err(|err| RuntimeError::Other(Box::new(err)))?;
+            state.mates.push(Mate {
+                record: TeamRecord {
+                    name: name.clone(),
+                    role: spec.role.clone(),
+                    status: TeammateStatus::Idle,
+                    current: None,
+                    last_result: None,
+                },
+            });
+            self.save(&state);
+        }
+        if self.joiner.add(name.clone(), agent).is_err() {
+            let mut state = self.state();
+            if let Some(record) = state.mate(&name) {
+                record.status = TeammateStatus::ShutDown;
+            }
+            self.save(&state);
+            return Err(RuntimeError::Closing);
+        }
+        // Its first task is the lead's first message: durable like every other.
+        let roster = self.roster();
+        let sent = self
+            .mailbox
+            .send(
+                &roster,
+                &AgentId::lead(),
+                name.as_str(),
+                MailKind::Message,
+                &spec.prompt,
+            )
+            .map_err(|err| RuntimeError::Other(Box::new(err)))?;
+        self.mail_sent(&sent.to);
+        Ok(())
+    }
+
+    fn mail_sent(&self, recipient: &AgentId) {
+        self.state().pending.insert(recipient.clone());
+        self.joiner.wake(recipient);
+    }
+}
+
+/// The runtime of a team being dropped: it has no teammate and starts none.
+#[derive(Debug)]
+struct Closed;
+
+#[async_trait]
+impl TeamRuntime for Closed {
+    fn roster(&self) -> Roster {
+        Roster::default()
+    }
+
+    async fn spawn(&self, _spec: TeammateSpec) -> Result<(), RuntimeError> {
+        Err(RuntimeError::Closing)
+    }
+
+    fn mail_sent(&self, _recipient: &AgentId) {}
+}
