@@ -69,8 +69,7 @@ pub struct AgentDeps {
     /// used. Defaults to trusting all (the caller brought the workspace); the CLI passes the
     /// user's trust store.
     pub trust: Arc<dyn agent_trust::WorkspaceTrust>,
-    /// Tools and permission rules a caller adds (chapters 15–16: the team tools, the plan
-    /// gate); none by default.
+    /// Tools and permission rules a caller adds (chapters 15–16: team tools, plan gate).
     pub extra: crate::team_runtime::Extra,
 }
 
@@ -197,9 +196,6 @@ fn permission_gate(workspace: &Workspace, deps: &AgentDeps, events: &Events) -> 
             "changing a file needs approval",
         )))
         .rule(Arc::new(SecretReads::new(workspace.clone())));
-    for rule in &deps.extra.rules {
-        pipeline = pipeline.rule(rule.clone());
-    }
     if let Some(approval) = &deps.approval {
         pipeline = pipeline.approval(approval.clone());
     }
@@ -297,7 +293,8 @@ fn build(
     let workspace = deps.workspace.clone();
     let events = Events::new(deps.events.clone());
     let gate: Arc<dyn PermissionGate> = if caps.has(Capability::Policy) {
-        Arc::new(permission_gate(&workspace, &deps, &events))
+        let pipeline = permission_gate(&workspace, &deps, &events);
+        Arc::new(deps.extra.add_rules(pipeline))
     } else {
         Arc::new(AllowAll)
     };

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use agent_core::{AgentId, ToolRegistryBuilder};
-use agent_policy::PermissionRule;
+use agent_policy::{PermissionPipeline, PermissionRule};
 use agent_prompting::PromptContext;
 use agent_team::{
     MailKind, MailMessage, Mailbox, Member, PlanGate, Protocols, RequestStore, Roster,
@@ -59,6 +59,13 @@ impl std::fmt::Debug for Extra {
 }
 
 impl Extra {
+    /// The pipeline with the extra rules after its own (a deny wins wherever it stands).
+    pub(crate) fn add_rules(&self, pipeline: PermissionPipeline) -> PermissionPipeline {
+        self.rules
+            .iter()
+            .fold(pipeline, |pipeline, rule| pipeline.rule(rule.clone()))
+    }
+
     pub(crate) fn add_tools(&self, tools: ToolRegistryBuilder) -> ToolRegistryBuilder {
         match &self.tools {
             Some(add) => add(tools),
@@ -236,6 +243,31 @@ pub fn attach(
     }));
     session.set_source(team.clone());
     Ok(Some(team))
+}
+
+/// For a preview of the lead's first request (`agent-tutorial prompt`): the lead's team tools
+/// as `attach` adds them, over a runtime that has no teammate and starts none. Nothing is
+/// read or written.
+pub fn preview(lead: &AgentSpec, lead_deps: &mut AgentDeps) {
+    let caps = lead.capabilities;
+    if !caps.has(Capability::Teammates) {
+        return;
+    }
+    let protocols = if caps.has(Capability::Protocols) {
+        Protocols::On
+    } else {
+        Protocols::Off
+    };
+    let workspace = lead_deps.workspace.clone();
+    let clock: Arc<dyn Clock> = Arc::new(agent_workspace::SystemClock);
+    let tools = TeamTools {
+        mailbox: Arc::new(Mailbox::new(workspace.clone(), clock.clone())),
+        requests: Arc::new(RequestStore::new(workspace, clock)),
+        runtime: Arc::new(Closed),
+    };
+    lead_deps.extra.tools = Some(Arc::new(move |registry| {
+        tools.register_lead(registry, protocols)
+    }));
 }
 
 impl SessionTeam {
