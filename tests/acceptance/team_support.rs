@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_core::{AgentId, ModelReply, ModelRequest};
+use agent_core::{AgentId, Message, ModelReply, ModelRequest};
 use agent_cron::SystemClock;
 use agent_harness::session::{Interrupts, Mode, Op, Session};
 use agent_harness::team_runtime::{SessionTeam, TeamSetup, attach};
@@ -103,9 +103,35 @@ impl Team {
     }
 }
 
-/// Every request `agent` sent, labelled, the workspace and message ids made stable.
+/// Every request `agent` sent, labelled, the workspace and message ids made stable (before
+/// the labels cut long lines, so an id is never half replaced).
 pub fn requests_of(t: &Team, agent: &str, dir: &Path) -> String {
-    ids_out(&transcript(&t.requests(agent), dir))
+    let stable: Vec<ModelRequest> = t
+        .requests(agent)
+        .into_iter()
+        .map(|mut request| {
+            for message in &mut request.messages {
+                *message = Arc::new(match Message::clone(message) {
+                    Message::System { content } => Message::System {
+                        content: ids_out(&content),
+                    },
+                    Message::User { content } => Message::User {
+                        content: ids_out(&content),
+                    },
+                    Message::Tool {
+                        tool_call_id,
+                        content,
+                    } => Message::Tool {
+                        tool_call_id,
+                        content: ids_out(&content),
+                    },
+                    assistant => assistant,
+                });
+            }
+            request
+        })
+        .collect();
+    transcript(&stable, dir)
 }
 
 /// The last message `agent` sent in its request `n`, whole, ids made stable.
