@@ -221,3 +221,99 @@ fn the_chapter_binary_runs_a_team_from_a_script_and_team_list_and_mailbox_show_i
         "error: `../lead` is not an agent name: use 1 to 32 lowercase letters, digits and single hyphens (like `reviewer-2`)\n"
     );
 }
+
+/// Mail an earlier process left for the lead, among planted files: an oversized one and a
+/// corrupt one are quarantined with their reasons (never read whole, never blocking), the good
+/// one still wakes the lead.
+#[test]
+fn a_mailbox_is_bounded_on_load_and_a_bad_file_never_blocks_the_good_one() {
+    let dir = workspace();
+    let ready = dir.path().join(".agent_tutorial/mail/lead/ready");
+    std::fs::create_dir_all(&ready).unwrap();
+    let good = agent_team::MailMessage {
+        id: agent_team::MessageId::parse("0000002a-00000000001-000000000003").unwrap(),
+        from: AgentId::new("alice").unwrap(),
+        to: AgentId::lead(),
+        kind: agent_team::MailKind::Result,
+        body: "left over from yesterday".into(),
+        created_at: 3,
+        failures: vec![],
+    };
+    std::fs::write(
+        ready.join(good.file_name()),
+        serde_json::to_vec(&good).unwrap(),
+    )
+    .unwrap();
+    let corrupt = "00000000000000000001-0000002a-00000000001-000000000001.json";
+    std::fs::write(ready.join(corrupt), "{not json").unwrap();
+    let huge = "00000000000000000002-0000002a-00000000001-000000000002.json";
+    let limit = agent_team::mailbox::READ_LIMIT;
+    let size = limit + 1;
+    std::fs::write(ready.join(huge), vec![b' '; size as usize]).unwrap();
+    let script = write_script(
+        dir.path(),
+        json!({"lead": [
+            {"content": "Hello."}, {"content": "[]"},
+            {"content": "Alice's old result is in."}, {"content": "[]"}
+        ]}),
+    );
+    let run = command("ch15", dir.path())
+        .args(["--script", script.to_str().unwrap(), "--prompt", "hi"])
+        .assert()
+        .success();
+    assert_eq!(
+        stdout_of(run),
+        "[lead] Hello.\n[lead] Alice's old result is in.\n"
+    );
+    let mailbox = command("agent-tutorial", dir.path())
+        .args(["mailbox", "lead"])
+        .assert()
+        .success();
+    assert_eq!(
+        stdout_of(mailbox),
+        format!(
+            "mailbox lead: ready 0, processing 0, done 1, quarantine 2\n  quarantined {corrupt}: not a message: key must be a string at line 1 column 2\n  quarantined {huge}: `.agent_tutorial/mail/lead/ready/{huge}` is {size} bytes, over the limit of {limit} bytes\n"
+        )
+    );
+}
+
+/// `team list` reads at most 8 records and says what it left out; a file over its bound is
+/// an error, not a long read.
+#[test]
+fn the_team_file_is_bounded_on_load() {
+    let dir = workspace();
+    let state = dir.path().join(".agent_tutorial");
+    std::fs::create_dir_all(&state).unwrap();
+    let records: Vec<serde_json::Value> = (1..=10)
+        .map(|n| json!({"name": format!("t{n}"), "role": "r", "status": "idle"}))
+        .collect();
+    std::fs::write(
+        state.join("team.json"),
+        json!({ "teammates": records }).to_string(),
+    )
+    .unwrap();
+    let list = command("agent-tutorial", dir.path())
+        .args(["team", "list"])
+        .assert()
+        .success();
+    let expected: String = (1..=8).map(|n| format!("t{n}: idle (r)\n")).collect();
+    assert_eq!(
+        stdout_of(list),
+        format!(
+            "{expected}warning: 2 more records in the team file were left out (at most 8 are read)\n"
+        )
+    );
+    let limit = agent_team::team_file::READ_LIMIT;
+    std::fs::write(state.join("team.json"), vec![b' '; limit as usize + 1]).unwrap();
+    let list = command("agent-tutorial", dir.path())
+        .args(["team", "list"])
+        .assert()
+        .code(1);
+    assert_eq!(
+        stderr_of(list),
+        format!(
+            "error: the team file is not usable: `.agent_tutorial/team.json` is {} bytes, over the limit of {limit} bytes\n",
+            limit + 1
+        )
+    );
+}

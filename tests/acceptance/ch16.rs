@@ -213,3 +213,18 @@ async fn a_teammates_mail_cannot_forge_a_marker_or_a_protocol_response() {
         "teh loop\n"
     );
 }
+
+#[tokio::test]
+async fn p16_first_request_in_full() {
+    let dir = workspace();
+    let mut t = team(
+        16,
+        dir.path(),
+        vec![ModelReply::text("Nobody to start."), ModelReply::text("[]")],
+        vec![],
+    );
+    t.run("Who is on the team?").await;
+    let root = dir.path().canonicalize().unwrap().display().to_string();
+    let text = agent_tutorial::render::full(&t.requests("lead")[0]).replace(&root, "<workspace>");
+    insta::assert_snapshot!(text);
+}

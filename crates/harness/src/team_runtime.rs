@@ -312,7 +312,8 @@ impl SessionTeam {
     fn save(&self, state: &State) {
         let records: Vec<TeamRecord> = state.mates.iter().map(|m| m.record.clone()).collect();
         if let Err(err) = self.file.save(&records) {
-            tracing::warn!("team: {err}");
+            let why = std::error::Error::source(&err).map(ToString::to_string);
+            tracing::warn!("team: {err}: {}", why.unwrap_or_default());
         }
     }
 

@@ -57,10 +57,10 @@ pub struct Loaded {
 #[derive(Debug, thiserror::Error)]
 pub enum TeamFileError {
     /// Its folder or lock cannot be used.
-    #[error("the team file is not usable: {0}")]
+    #[error("the team file is not usable")]
     Storage(#[from] PathError),
     /// It cannot be read (too large, not a team, not a file) or written.
-    #[error("the team file is not usable: {0}")]
+    #[error("the team file is not usable")]
     Store(#[from] StoreError),
 }
 

@@ -182,7 +182,9 @@ fn mailbox_text(workspace: &Workspace, name: &AgentId) -> CliResult<String> {
         ));
     }
     for q in mailbox.quarantined(name).map_err(CliError::runtime)? {
-        out.push_str(&format!("  quarantined {}: {}\n", q.file, head(&q.reason)));
+        // Our own words (bounded when read back), so the first line is shown whole.
+        let reason = q.reason.lines().next().unwrap_or_default();
+        out.push_str(&format!("  quarantined {}: {reason}\n", q.file));
     }
     Ok(out)
 }
