@@ -192,9 +192,24 @@ fn the_chapter_binary_runs_a_team_from_a_script_and_team_list_and_mailbox_show_i
         ])
         .assert()
         .success();
+    // Each agent's lines in its order (the two agents' lines interleave as they run).
+    let out = stdout_of(run);
+    let said = |who: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.starts_with(who))
+            .map(str::to_string)
+            .collect()
+    };
     assert_eq!(
-        stdout_of(run),
-        "[lead] Alice is on it.\n[alice] notes.txt has two lines: alpha and beta.\n[lead] Alice says notes.txt holds alpha and beta.\n"
+        (said("[lead] "), said("[alice] "), out.lines().count()),
+        (
+            vec![
+                "[lead] Alice is on it.".to_string(),
+                "[lead] Alice says notes.txt holds alpha and beta.".to_string()
+            ],
+            vec!["[alice] notes.txt has two lines: alpha and beta.".to_string()],
+            3
+        )
     );
     let list = command("agent-tutorial", dir.path())
         .args(["team", "list"])

@@ -114,6 +114,15 @@ impl Session {
                 );
             }
             if running.is_empty() {
+                // Looking for work can make work: a teammate that answers a shutdown writes to
+                // an agent looked at before it. A wake-up posted meanwhile means look again.
+                let mut woken = false;
+                while self.wakes.try_recv().is_ok() {
+                    woken = true;
+                }
+                if woken {
+                    continue;
+                }
                 match mode {
                     // Until the prompt's turn has run (it was submitted before `run`), the
                     // session waits for it; then it ends once nothing runs.
