@@ -268,3 +268,144 @@ async fn a_shutdown_is_answered_by_the_teammates_runtime_with_no_model_call() {
     assert_eq!(t.team.records()[0].status, TeammateStatus::ShutDown);
     assert_eq!((t.counts("lead"), t.counts("alice")), (done(2), done(2)));
 }
+
+/// A model that never answers: a turn on it runs until the session drops it.
+#[derive(Debug)]
+struct Silent;
+
+#[async_trait::async_trait]
+impl agent_core::ModelClient for Silent {
+    async fn complete(
+        &self,
+        _request: &agent_core::ModelRequest,
+    ) -> Result<ModelReply, agent_core::ModelError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn ending_the_session_aborts_a_running_teammate_and_puts_its_message_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let mut session = Session::new(Interrupts::CancelTurn);
+    let lead_model = model(vec![
+        ModelReply::tool_calls(vec![call(
+            "c1",
+            "spawn_teammate",
+            json!({"name": "alice", "role": "slow", "prompt": "Think forever."}),
+        )]),
+        ModelReply::text("Started."),
+    ]);
+    let spec = AgentSpec {
+        capabilities: caps(&P15),
+        context: PromptContext::from_value(json!({})).unwrap(),
+    };
+    let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
+    deps.events = session.sink(&AgentId::lead());
+    let ws = workspace.clone();
+    let setup = TeamSetup {
+        workspace,
+        clock: Arc::new(SystemClock),
+        teammate_deps: Arc::new(move |name, joiner| {
+            let mut deps = AgentDeps::new(Arc::new(Silent), ws.clone());
+            deps.events = joiner.sink(name);
+            Ok(deps)
+        }),
+    };
+    let team = attach(&mut session, &spec, &mut deps, setup)
+        .unwrap()
+        .unwrap();
+    session.add(AgentId::lead(), build_agent(&spec, deps).unwrap());
+    let mut events = session.take_events().unwrap();
+    let handle = session.handle();
+    handle.submit(Op::Prompt {
+        agent: AgentId::lead(),
+        text: "Start a slow teammate.".into(),
+    });
+    let running = tokio::spawn(async move { session.run(Mode::Interactive).await });
+    let alice = AgentId::new("alice").unwrap();
+    // Wait until alice's turn has asked her (silent) model: her message is claimed.
+    loop {
+        match events.recv().await.unwrap() {
+            agent_harness::SessionEvent::Agent(e)
+                if e.agent == alice
+                    && matches!(e.event, agent_core::AgentEvent::RequestSent { .. }) =>
+            {
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        team.mailbox().counts(&alice).unwrap(),
+        Counts {
+            processing: 1,
+            ..Counts::default()
+        }
+    );
+    handle.submit(Op::Shutdown(agent_harness::session::EndReason::Done));
+    running.await.unwrap();
+    assert_eq!(
+        team.mailbox().counts(&alice).unwrap(),
+        Counts {
+            ready: 1,
+            ..Counts::default()
+        }
+    );
+    assert_eq!(team.records()[0].status, TeammateStatus::ShutDown);
+    lead_model.finish().unwrap();
+}
+
+#[tokio::test]
+async fn a_teammate_whose_turn_fails_is_failed_and_the_lead_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let spawn = json!({"name": "alice", "role": "helper", "prompt": "Say hi."});
+    // Alice's script is empty: her first request fails.
+    let mut t = team(
+        dir.path(),
+        caps(&P15),
+        vec![
+            ModelReply::tool_calls(vec![call("c1", "spawn_teammate", spawn)]),
+            ModelReply::text("Started."),
+            ModelReply::tool_calls(vec![call(
+                "c2",
+                "send_message",
+                json!({"to": "alice", "content": "Are you there?"}),
+            )]),
+            ModelReply::text("She failed."),
+        ],
+        vec![("alice", vec![])],
+    );
+    t.run("Start alice.").await;
+    let lead = t.lead.requests();
+    assert_eq!(
+        last_text(&lead[2].messages),
+        "<teammate-message id=\"<id>\" from=\"alice\" type=\"result\">\nfailed: the scripted model has no reply left for request #1\n</teammate-message>"
+    );
+    assert_eq!(
+        tool_result(&lead[3].messages),
+        "Error [unknown_recipient]: teammate `alice` is failed and receives no messages; the agents are: lead, alice (failed)"
+    );
+    assert_eq!(t.team.records()[0].status, TeammateStatus::Failed);
+    // Her message went back to `ready` with the failure recorded (delivered again next time,
+    // quarantined the third time).
+    assert_eq!(
+        t.counts("alice"),
+        Counts {
+            ready: 1,
+            ..Counts::default()
+        }
+    );
+}
+
+/// The text of the last tool result of `messages`.
+pub fn tool_result(messages: &[Arc<Message>]) -> String {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match m.as_ref() {
+            Message::Tool { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
