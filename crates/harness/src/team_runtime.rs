@@ -397,6 +397,11 @@ impl TeamRuntime for SessionTeam {
             self.save(&state);
             return Err(RuntimeError::Closing);
         }
+        // A mailbox of this name from an earlier session: what a dead process held goes
+        // back to `ready` (it is delivered before the first task, at least once).
+        if let Err(err) = self.mailbox.recover(&name) {
+            tracing::warn!("team: cannot recover the mailbox of {name}: {err}");
+        }
         // Its first task is the lead's first message: durable like every other.
         let roster = self.roster();
         let sent = self

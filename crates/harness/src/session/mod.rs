@@ -133,7 +133,8 @@ pub enum SessionEvent {
         /// What failed.
         error: String,
     },
-    /// Nothing runs and nothing is queued: the person may type.
+    /// The lead runs nothing and has nothing queued: the person may type. (Teammates may
+    /// still be working, chapter 15 on; before, the lead is the only agent.)
     Idle,
     /// The session ended; no event follows.
     Ended(EndReason),

@@ -83,6 +83,7 @@ impl Session {
         // One-shot: the prompt's turn has ended (only then does what is due run).
         let mut prompt_done = mode != Mode::OneShot;
         let mut idle_told = false;
+        let lead = AgentId::lead();
         let reason = 'run: loop {
             // What was submitted already (before `run`, or while a turn ended) is taken first,
             // so "what is queued" below is everything that was asked.
@@ -135,6 +136,10 @@ impl Session {
                     }
                     Mode::Interactive => {}
                 }
+            } else if mode == Mode::Interactive && !idle_told && !running.contains_key(&lead) {
+                // Only teammates work (chapter 15): the person may talk to the lead meanwhile.
+                idle_told = true;
+                self.outbox.session_event(SessionEvent::Idle);
             }
             let timer = self.timer(&parts, &running);
             let timed = timer.is_some();

@@ -324,15 +324,18 @@ async fn ending_the_session_aborts_a_running_teammate_and_puts_its_message_back(
     });
     let running = tokio::spawn(async move { session.run(Mode::Interactive).await });
     let alice = AgentId::new("alice").unwrap();
-    // Wait until alice's turn has asked her (silent) model: her message is claimed.
-    loop {
+    // Alice's turn asks her (silent) model, so her message is claimed; the lead's turn has
+    // ended, so the person is told they may type while she works.
+    let (mut asked, mut idle) = (false, false);
+    while !(asked && idle) {
         match events.recv().await.unwrap() {
             agent_harness::SessionEvent::Agent(e)
                 if e.agent == alice
                     && matches!(e.event, agent_core::AgentEvent::RequestSent { .. }) =>
             {
-                break;
+                asked = true;
             }
+            agent_harness::SessionEvent::Idle => idle = true,
             _ => {}
         }
     }
