@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agent_core::{AgentId, Message, ModelReply, ModelRequest};
 use agent_cron::SystemClock;
 use agent_harness::session::{Interrupts, Mode, Op, Session};
-use agent_harness::team_runtime::{SessionTeam, TeamSetup, attach};
+use agent_harness::team_runtime::{SHUTDOWN_DEADLINE, SessionTeam, TeamSetup, attach};
 use agent_policy::StaticApproval;
 use agent_team::Counts;
 use agent_test_support::{Recording, ScriptedModel};
@@ -51,6 +51,7 @@ pub fn team(
     let setup = TeamSetup {
         workspace,
         clock: Arc::new(SystemClock),
+        shutdown_deadline: SHUTDOWN_DEADLINE,
         teammate_deps: Arc::new(move |name, joiner| {
             let model = scripts
                 .get(name.as_str())

@@ -19,13 +19,15 @@ mod delivery;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
 
 use agent_core::{AgentId, ToolRegistryBuilder};
 use agent_policy::{PermissionPipeline, PermissionRule};
 use agent_prompting::PromptContext;
 use agent_team::{
-    MailKind, MailMessage, Mailbox, Member, PlanGate, Protocols, RequestStore, Roster,
-    RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools, TeammateSpec, TeammateStatus,
+    MailKind, MailMessage, Mailbox, Member, PlanGate, ProtocolRequest, Protocols, RequestKind,
+    RequestStore, Roster, RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools, TeammateSpec,
+    TeammateStatus,
 };
 use agent_workspace::{Clock, Workspace};
 use async_trait::async_trait;
@@ -104,7 +106,14 @@ pub struct TeamSetup {
     pub clock: Arc<dyn Clock>,
     /// How a teammate's dependencies are made.
     pub teammate_deps: TeammateDeps,
+    /// How long a teammate has to answer a shutdown request before it is stopped by force
+    /// ([`SHUTDOWN_DEADLINE`] unless a test says otherwise).
+    pub shutdown_deadline: Duration,
 }
+
+/// How long a teammate has to answer a shutdown request: it answers between turns, so this is
+/// how long its running turn may go on after it was asked to stop.
+pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(30);
 
 impl std::fmt::Debug for TeamSetup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -178,6 +187,7 @@ pub struct SessionTeam {
     protocols: Protocols,
     lead: AgentSpec,
     teammate_deps: TeammateDeps,
+    shutdown_deadline: Duration,
     state: Mutex<State>,
 }
 
@@ -231,6 +241,7 @@ pub fn attach(
         protocols,
         lead: lead.clone(),
         teammate_deps: setup.teammate_deps,
+        shutdown_deadline: setup.shutdown_deadline,
         state: Mutex::new(State {
             // Mail from an earlier session may wait for the lead.
             pending: BTreeSet::from([lead_id]),
@@ -421,6 +432,20 @@ impl TeamRuntime for SessionTeam {
     fn mail_sent(&self, recipient: &AgentId) {
         self.state().pending.insert(recipient.clone());
         self.joiner.wake(recipient);
+    }
+
+    /// A shutdown that is still pending after the deadline is forced (see `delivery`).
+    fn request_sent(&self, request: &ProtocolRequest) {
+        if request.kind != RequestKind::Shutdown {
+            return;
+        }
+        let (me, id, deadline) = (self.me.clone(), request.id.clone(), self.shutdown_deadline);
+        tokio::spawn(async move {
+            tokio::time::sleep(deadline).await;
+            if let Some(team) = me.upgrade() {
+                team.force_if_unanswered(&id);
+            }
+        });
     }
 }
 

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use agent_core::AgentId;
 use agent_cron::SystemClock;
 use agent_harness::session::Session;
-use agent_harness::team_runtime::{TeamSetup, TeammateDeps, attach as attach_team};
+use agent_harness::team_runtime::{
+    SHUTDOWN_DEADLINE, TeamSetup, TeammateDeps, attach as attach_team,
+};
 use agent_policy::sanitize;
 use agent_team::{MailKind, Mailbox, TeamFile};
 use agent_tools::Workspace;
@@ -63,6 +65,7 @@ pub(super) fn attach(
     let setup = TeamSetup {
         workspace,
         clock: Arc::new(SystemClock),
+        shutdown_deadline: SHUTDOWN_DEADLINE,
         teammate_deps,
     };
     let team = attach_team(session, &spec, lead_deps, setup).map_err(CliError::runtime)?;

@@ -61,6 +61,7 @@ pub struct Joiner {
     pub(crate) cells: Arc<Mutex<BTreeMap<AgentId, Arc<TurnCell>>>>,
     pub(crate) joins: mpsc::UnboundedSender<Joined>,
     pub(crate) wakes: mpsc::UnboundedSender<AgentId>,
+    pub(crate) ops: mpsc::UnboundedSender<super::Op>,
 }
 
 /// The session has ended: nothing can join it.
@@ -107,6 +108,11 @@ impl Joiner {
         self.joins
             .send(Joined { id, agent, turn })
             .map_err(|_| SessionEnded)
+    }
+
+    /// Stops `agent`'s running turn (it ends cancelled); nothing when it runs none.
+    pub fn cancel(&self, agent: &AgentId) {
+        let _ = self.ops.send(super::Op::Cancel(agent.clone()));
     }
 
     /// Makes the loop look at `agent` again (new mail for it); lost once the session ended.

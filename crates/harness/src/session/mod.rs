@@ -51,6 +51,8 @@ pub enum Op {
     },
     /// Ctrl-C (see [`Interrupts`] for what it does when).
     Interrupt(InterruptFrom),
+    /// Stop `agent`'s running turn, if it runs one (a teammate stopped by force, chapter 16).
+    Cancel(AgentId),
     /// End the session now: running turns are dropped (their commands' process groups die with
     /// them) and background jobs are killed, their records closed as ended by the session.
     Shutdown(EndReason),
@@ -214,6 +216,7 @@ impl Session {
                 cells: Arc::default(),
                 joins: joins_tx,
                 wakes: wakes_tx,
+                ops: tx.clone(),
             },
             approvals,
             outbox,

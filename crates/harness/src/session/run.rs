@@ -354,6 +354,13 @@ impl Session {
                 Next::Go
             }
             Op::Interrupt(from) => self.on_interrupt(from, running),
+            Op::Cancel(agent) => {
+                if let Some(turn) = running.get_mut(&agent) {
+                    turn.cancelling = true;
+                    turn.cancel.cancel();
+                }
+                Next::Go
+            }
             Op::Shutdown(reason) => Next::End(reason),
         }
     }

@@ -5,9 +5,11 @@
 //! session ends under the turn, and failed (counted; quarantined the third time) when the turn
 //! fails.
 
+use agent_core::RequestId;
 use agent_core::{AgentId, RunError};
 use agent_team::{
-    Decision, MailKind, MailMessage, RequestKind, Response, TeamRuntime, TeammateStatus, answer,
+    Decision, MailKind, MailMessage, RequestKind, RequestStatus, Response, TeamRuntime,
+    TeammateStatus, answer,
 };
 
 use super::SessionTeam;
@@ -26,11 +28,12 @@ impl TurnSource for SessionTeam {
             if !state.pending.contains(agent) {
                 return None;
             }
-            if let Some(record) = state.mate(agent)
-                && !record.status.receives_mail()
+            if let Some(status) = state.mate(agent).map(|r| r.status)
+                && !status.receives_mail()
             {
                 state.pending.remove(agent);
-                return None;
+                // Stopped by force while its turn ran: the session drops it now.
+                return (status == TeammateStatus::ShutDown).then_some(Delivery::Stop);
             }
         }
         let message = match self.mailbox.claim(agent) {
@@ -138,10 +141,41 @@ impl TurnSource for SessionTeam {
 }
 
 impl SessionTeam {
+    /// The deadline of shutdown `id` has passed: if it is still unanswered, the request is
+    /// recorded as forced, the teammate is stopped (its running turn cancelled, its message
+    /// put back) and the lead is told.
+    pub(super) fn force_if_unanswered(&self, id: &RequestId) {
+        let request = match self.requests.get(id) {
+            Ok(Some(request)) if request.status == RequestStatus::Pending => request,
+            Ok(_) => return,
+            Err(err) => {
+                tracing::warn!("team: cannot read shutdown {}: {err}", id.0);
+                return;
+            }
+        };
+        if let Err(err) = self.requests.force(id, &request.from) {
+            tracing::warn!("team: cannot force shutdown {}: {err}", id.0);
+            return;
+        }
+        let teammate = request.to;
+        self.set_status(&teammate, TeammateStatus::ShutDown, None);
+        self.joiner.cancel(&teammate);
+        self.joiner.wake(&teammate);
+        let text = format!(
+            "stopped by force: {teammate} did not answer shutdown {} within {} s",
+            id.0,
+            self.shutdown_deadline.as_secs()
+        );
+        self.send(&teammate, &request.from, MailKind::Result, &text);
+    }
+
+    /// A stopped teammate stays stopped (its cancelled turn ends after it was forced).
     fn set_status(&self, agent: &AgentId, status: TeammateStatus, result: Option<&str>) {
         let mut state = self.state();
         if let Some(record) = state.mate(agent) {
-            record.status = status;
+            if record.status != TeammateStatus::ShutDown {
+                record.status = status;
+            }
             record.current = None;
             if let Some(text) = result {
                 record.last_result = Some(text.to_string());

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agent_core::{AgentId, Message, ModelReply};
 use agent_harness::session::{Interrupts, Mode, Op, Session};
-use agent_harness::team_runtime::{SessionTeam, TeamSetup, attach};
+use agent_harness::team_runtime::{SHUTDOWN_DEADLINE, SessionTeam, TeamSetup, attach};
 use agent_harness::{AgentDeps, AgentSpec, Capabilities, Capability, build_agent};
 use agent_policy::StaticApproval;
 use agent_prompting::PromptContext;
@@ -70,6 +70,7 @@ fn team(
     let setup = TeamSetup {
         workspace: workspace.clone(),
         clock: Arc::new(SystemClock),
+        shutdown_deadline: SHUTDOWN_DEADLINE,
         teammate_deps: Arc::new(move |name, joiner| {
             let model = scripts
                 .get(name.as_str())
@@ -306,6 +307,7 @@ async fn ending_the_session_aborts_a_running_teammate_and_puts_its_message_back(
     let setup = TeamSetup {
         workspace,
         clock: Arc::new(SystemClock),
+        shutdown_deadline: SHUTDOWN_DEADLINE,
         teammate_deps: Arc::new(move |name, joiner| {
             let mut deps = AgentDeps::new(Arc::new(Silent), ws.clone());
             deps.events = joiner.sink(name);
@@ -411,4 +413,79 @@ pub fn tool_result(messages: &[Arc<Message>]) -> String {
             _ => None,
         })
         .unwrap()
+}
+
+/// A teammate busy in a turn that never ends does not answer a shutdown; after the deadline
+/// (tokio's paused clock jumps to it) the request is recorded as forced, its turn is cancelled,
+/// its message put back, and the lead is told.
+#[tokio::test(start_paused = true)]
+async fn a_shutdown_not_answered_in_time_is_forced_and_the_request_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let mut session = Session::new(Interrupts::CancelTurn);
+    let lead_model = model(vec![
+        ModelReply::tool_calls(vec![call(
+            "c1",
+            "spawn_teammate",
+            json!({"name": "alice", "role": "slow", "prompt": "Think forever."}),
+        )]),
+        ModelReply::tool_calls(vec![call(
+            "c2",
+            "request_shutdown",
+            json!({"teammate": "alice"}),
+        )]),
+        ModelReply::text("Asked alice to stop."),
+        ModelReply::text("Alice was stopped by force."),
+    ]);
+    let spec = AgentSpec {
+        capabilities: p16(),
+        context: PromptContext::from_value(json!({})).unwrap(),
+    };
+    let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
+    deps.events = session.sink(&AgentId::lead());
+    let ws = workspace.clone();
+    let setup = TeamSetup {
+        workspace,
+        clock: Arc::new(SystemClock),
+        shutdown_deadline: SHUTDOWN_DEADLINE,
+        teammate_deps: Arc::new(move |name, joiner| {
+            let mut deps = AgentDeps::new(Arc::new(Silent), ws.clone());
+            deps.events = joiner.sink(name);
+            Ok(deps)
+        }),
+    };
+    let team = attach(&mut session, &spec, &mut deps, setup)
+        .unwrap()
+        .unwrap();
+    session.add(AgentId::lead(), build_agent(&spec, deps).unwrap());
+    session.handle().submit(Op::Prompt {
+        agent: AgentId::lead(),
+        text: "Start a slow teammate, then stop it.".into(),
+    });
+    session.run(Mode::OneShot).await;
+    lead_model.finish().unwrap();
+
+    let lead = lead_model.requests();
+    assert_eq!(
+        last_text(&lead[3].messages),
+        "<teammate-message id=\"<id>\" from=\"alice\" type=\"result\">\nstopped by force: alice did not answer shutdown req-1 within 30 s\n</teammate-message>"
+    );
+    let statuses: Vec<RequestStatus> = team
+        .requests()
+        .all()
+        .unwrap()
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(statuses, [RequestStatus::Forced]);
+    assert_eq!(team.records()[0].status, TeammateStatus::ShutDown);
+    // Her first message is back in `ready`, with the shutdown request that was never read.
+    let alice = AgentId::new("alice").unwrap();
+    assert_eq!(
+        team.mailbox().counts(&alice).unwrap(),
+        Counts {
+            ready: 2,
+            ..Counts::default()
+        }
+    );
 }
