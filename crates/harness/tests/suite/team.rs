@@ -489,3 +489,118 @@ async fn a_shutdown_not_answered_in_time_is_forced_and_the_request_says_so() {
         }
     );
 }
+
+/// Two teammates ask at once: each question names who asks, both wait together, and each
+/// answer finds its own question.
+#[tokio::test]
+async fn teammates_questions_name_who_asks_and_several_wait_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let mut session = Session::new(Interrupts::CancelTurn);
+    let spawn = |id: &str, name: &str| {
+        call(
+            id,
+            "spawn_teammate",
+            json!({"name": name, "role": "runs a command", "prompt": "Run echo."}),
+        )
+    };
+    let lead_model = model(vec![
+        ModelReply::tool_calls(vec![spawn("c1", "alice"), spawn("c2", "bob")]),
+        ModelReply::text("Both started."),
+        ModelReply::text("One reported."),
+        ModelReply::text("The other reported."),
+    ]);
+    let mates: BTreeMap<String, Arc<ScriptedModel>> = ["alice", "bob"]
+        .into_iter()
+        .map(|name| {
+            let replies = vec![
+                ModelReply::tool_calls(vec![call(
+                    "t1",
+                    "bash",
+                    json!({"command": format!("echo {name}")}),
+                )]),
+                ModelReply::text(format!("{name} ran echo")),
+            ];
+            (name.to_string(), model(replies))
+        })
+        .collect();
+    let spec = AgentSpec {
+        capabilities: caps(&P15),
+        context: PromptContext::from_value(json!({})).unwrap(),
+    };
+    let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
+    deps.events = session.sink(&AgentId::lead());
+    let ws = workspace.clone();
+    let scripts = mates.clone();
+    let setup = TeamSetup {
+        workspace,
+        clock: Arc::new(SystemClock),
+        shutdown_deadline: SHUTDOWN_DEADLINE,
+        teammate_deps: Arc::new(move |name, joiner| {
+            let mut deps = AgentDeps::new(scripts[name.as_str()].clone(), ws.clone());
+            deps.events = joiner.sink(name);
+            // Asked through the session, as the CLI does at a terminal.
+            deps.approval = Some(joiner.approval(name));
+            Ok(deps)
+        }),
+    };
+    attach(&mut session, &spec, &mut deps, setup)
+        .unwrap()
+        .unwrap();
+    session.add(AgentId::lead(), build_agent(&spec, deps).unwrap());
+    let mut events = session.take_events().unwrap();
+    let handle = session.handle();
+    handle.submit(Op::Prompt {
+        agent: AgentId::lead(),
+        text: "Start alice and bob.".into(),
+    });
+    let running = tokio::spawn(async move { session.run(Mode::Interactive).await });
+    let mut asked = Vec::new();
+    // The lead's turns that ended, whenever their events come.
+    let mut lead_turns = Vec::new();
+    let seen = |event: agent_harness::SessionEvent, asked: &mut Vec<_>, lead_turns: &mut Vec<_>| {
+        match event {
+            agent_harness::SessionEvent::ApprovalRequested { id, agent, request } => {
+                asked.push((id, agent.to_string(), request.summary.clone()));
+            }
+            agent_harness::SessionEvent::TurnEnded { agent, result, .. } if agent.is_lead() => {
+                lead_turns.push(result);
+            }
+            _ => {}
+        }
+    };
+    while asked.len() < 2 {
+        seen(events.recv().await.unwrap(), &mut asked, &mut lead_turns);
+    }
+    // Both wait now; neither has run.
+    let mut who: Vec<(String, String)> = asked
+        .iter()
+        .map(|(_, a, s)| (a.clone(), s.clone()))
+        .collect();
+    who.sort();
+    assert_eq!(
+        who,
+        [
+            ("alice".to_string(), "echo alice".to_string()),
+            ("bob".to_string(), "echo bob".to_string())
+        ]
+    );
+    for (id, _, _) in &asked {
+        handle.submit(Op::Approval {
+            id: *id,
+            decision: agent_harness::session::Decision::Approve,
+        });
+    }
+    // Both report, and the lead answers each report: three turns of the lead in all.
+    while lead_turns.len() < 3 {
+        seen(events.recv().await.unwrap(), &mut asked, &mut lead_turns);
+    }
+    assert_eq!(lead_turns, [Ok(()), Ok(()), Ok(())]);
+    handle.submit(Op::Shutdown(agent_harness::session::EndReason::Done));
+    running.await.unwrap();
+    lead_model.finish().unwrap();
+    for model in mates.values() {
+        model.finish().unwrap();
+        assert_eq!(model.requests().len(), 2);
+    }
+}
