@@ -10,9 +10,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use agent_core::AgentInbox;
 use agent_core::{AgentId, EventSink, RunError};
 use agent_policy::ApprovalProvider;
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::run::Parts;
 
 use super::approval::{Approvals, SessionApproval};
 use super::outbox::{Outbox, StampingSink, TurnCell};
@@ -118,5 +122,46 @@ impl Joiner {
     /// Makes the loop look at `agent` again (new mail for it); lost once the session ended.
     pub fn wake(&self, agent: &AgentId) {
         let _ = self.wakes.send(agent.clone());
+    }
+}
+
+impl super::Session {
+    pub(super) fn watch(&self, watchers: &mut JoinSet<()>, id: &AgentId, inbox: &Arc<AgentInbox>) {
+        let (id, inbox, wake) = (id.clone(), inbox.clone(), self.joiner.wakes.clone());
+        watchers.spawn(async move {
+            loop {
+                inbox.changed().await;
+                if wake.send(id.clone()).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// An agent joins while the loop runs (chapter 15): one more slot, inbox and watcher.
+    /// A name that is taken keeps its agent (the runtime checks names before it builds).
+    pub(super) fn join(&mut self, joined: Joined, parts: &mut Parts, watchers: &mut JoinSet<()>) {
+        let Joined { id, agent, turn } = joined;
+        if self.slots.contains_key(&id) {
+            tracing::warn!("{id} is in the session already; the new agent was dropped");
+            return;
+        }
+        parts.inboxes.insert(id.clone(), agent.inbox.clone());
+        self.watch(watchers, &id, &agent.inbox);
+        if let Some(scheduler) = &agent.scheduler {
+            parts.schedulers.push((id.clone(), scheduler.clone()));
+        }
+        if let Some(jobs) = &agent.jobs {
+            parts.jobs.push(jobs.clone());
+        }
+        self.slots.insert(
+            id,
+            super::Slot {
+                agent: Some(agent),
+                turn,
+                turns: 0,
+                queued: std::collections::VecDeque::new(),
+            },
+        );
     }
 }

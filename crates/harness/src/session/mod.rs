@@ -18,6 +18,7 @@ mod approval;
 mod join;
 mod outbox;
 mod run;
+mod turn;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;

@@ -13,10 +13,9 @@ use agent_jobs::{JobManager, KillReason};
 use agent_workspace::Sleep;
 use tokio::task::JoinSet;
 
-use super::join::{Delivery, Joined};
-use super::outbox::Outbox;
+use super::join::Delivery;
+use super::turn::{TurnDone, run_turn};
 use super::{Decision, EndReason, InterruptFrom, Interrupts, Mode, Op, Session, SessionEvent};
-use crate::Agent;
 
 /// The longest the cron timer sleeps before it looks again: a schedule another process added
 /// to the durable file, or a wall clock that jumped, is noticed within this.
@@ -26,22 +25,13 @@ const MAX_QUEUED: usize = 100;
 
 /// What started a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum TurnKind {
+pub(super) enum TurnKind {
     /// The person's prompt.
     Prompt,
     /// A schedule that came due (chapter 14), by its id (`s1`), as its inbox item said.
     Scheduled { schedule: String },
     /// Work the session's [`super::TurnSource`] delivered (chapter 15's mail).
     Delivered,
-}
-
-/// A turn task's result: the agent handed back.
-struct TurnDone {
-    id: AgentId,
-    agent: Agent,
-    kind: TurnKind,
-    /// The final answer, or why there is none.
-    result: Result<String, RunError>,
 }
 
 /// A turn that runs now.
@@ -55,10 +45,10 @@ struct Running {
 }
 
 /// The parts of the agents the loop needs while a turn task owns the agent itself.
-struct Parts {
-    inboxes: BTreeMap<AgentId, Arc<AgentInbox>>,
-    schedulers: Vec<(AgentId, Arc<Scheduler>)>,
-    jobs: Vec<Arc<JobManager>>,
+pub(super) struct Parts {
+    pub(super) inboxes: BTreeMap<AgentId, Arc<AgentInbox>>,
+    pub(super) schedulers: Vec<(AgentId, Arc<Scheduler>)>,
+    pub(super) jobs: Vec<Arc<JobManager>>,
 }
 
 /// What the loop decided after a submission or an ended turn.
@@ -170,45 +160,6 @@ impl Session {
             }
         };
         self.end(reason, turns, running, &parts, watchers).await
-    }
-
-    fn watch(&self, watchers: &mut JoinSet<()>, id: &AgentId, inbox: &Arc<AgentInbox>) {
-        let (id, inbox, wake) = (id.clone(), inbox.clone(), self.joiner.wakes.clone());
-        watchers.spawn(async move {
-            loop {
-                inbox.changed().await;
-                if wake.send(id.clone()).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-
-    /// An agent joins while the loop runs (chapter 15): one more slot, inbox and watcher.
-    /// A name that is taken keeps its agent (the runtime checks names before it builds).
-    fn join(&mut self, joined: Joined, parts: &mut Parts, watchers: &mut JoinSet<()>) {
-        let Joined { id, agent, turn } = joined;
-        if self.slots.contains_key(&id) {
-            tracing::warn!("{id} is in the session already; the new agent was dropped");
-            return;
-        }
-        parts.inboxes.insert(id.clone(), agent.inbox.clone());
-        self.watch(watchers, &id, &agent.inbox);
-        if let Some(scheduler) = &agent.scheduler {
-            parts.schedulers.push((id.clone(), scheduler.clone()));
-        }
-        if let Some(jobs) = &agent.jobs {
-            parts.jobs.push(jobs.clone());
-        }
-        self.slots.insert(
-            id,
-            super::Slot {
-                agent: Some(agent),
-                turn,
-                turns: 0,
-                queued: std::collections::VecDeque::new(),
-            },
-        );
     }
 
     fn parts(&self) -> Parts {
@@ -518,45 +469,5 @@ async fn sleep(timer: Option<Sleep>) {
     match timer {
         Some(timer) => timer.await,
         None => std::future::pending().await,
-    }
-}
-
-/// One turn, as a task that owns the agent: the answer is told the moment the loop returns it,
-/// before memory extraction runs.
-async fn run_turn(
-    id: AgentId,
-    mut agent: Agent,
-    kind: TurnKind,
-    text: String,
-    cancel: Cancellation,
-    outbox: Arc<Outbox>,
-    turn: TurnId,
-) -> TurnDone {
-    let result = match agent.answer(&text, &cancel).await {
-        Ok(answered) => {
-            let answer = AgentEvent::TurnAnswered {
-                text: answered.outcome.final_text.clone(),
-            };
-            outbox.agent_event(&id, Some(turn), answer);
-            let outcome = agent.complete(answered, &cancel).await;
-            Ok(outcome.final_text)
-        }
-        Err(RunError::Cancelled) => {
-            outbox.agent_event(&id, Some(turn), AgentEvent::TurnCancelled);
-            Err(RunError::Cancelled)
-        }
-        Err(err) => {
-            let failed = AgentEvent::TurnFailed {
-                error: err.to_string(),
-            };
-            outbox.agent_event(&id, Some(turn), failed);
-            Err(err)
-        }
-    };
-    TurnDone {
-        id,
-        agent,
-        kind,
-        result,
     }
 }

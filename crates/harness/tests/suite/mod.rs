@@ -3,6 +3,7 @@
 mod approvals;
 mod session;
 mod team;
+mod team_cut_short;
 
 use std::sync::Arc;
 
