@@ -129,6 +129,12 @@ impl Capabilities {
         Self(self.0 & !capability.bit())
     }
 
+    /// The capabilities in both sets (a teammate's: its fixed set, cut to what the lead has).
+    #[must_use]
+    pub fn intersection(self, other: Self) -> Self {
+        Self(self.0 & other.0)
+    }
+
     /// Whether `capability` is in the set.
     pub fn has(self, capability: Capability) -> bool {
         self.0 & capability.bit() != 0
@@ -166,6 +172,18 @@ mod tests {
         assert!(set.has(Capability::Cron));
         assert!(!set.without(Capability::Cron).has(Capability::Cron));
         assert_eq!(format!("{set:?}"), "{Bash, Cron}");
+    }
+
+    #[test]
+    fn an_intersection_holds_what_both_sets_hold() {
+        let lead: Capabilities = [Capability::Bash, Capability::Cron, Capability::Teammates]
+            .into_iter()
+            .collect();
+        let teammate: Capabilities = [Capability::Bash, Capability::Files].into_iter().collect();
+        assert_eq!(
+            teammate.intersection(lead).iter().collect::<Vec<_>>(),
+            [Capability::Bash]
+        );
     }
 
     #[test]

@@ -90,6 +90,19 @@ const TEAMMATE_CAPABILITIES: [Capability; 8] = [
     Capability::Recovery,
 ];
 
+/// Whether `capabilities` have a team (chapter 15 on), and with the protocols of chapter 16:
+/// the one place this module asks which capabilities are on.
+fn team_of(capabilities: Capabilities) -> Option<Protocols> {
+    if !capabilities.has(Capability::Teammates) {
+        return None;
+    }
+    Some(if capabilities.has(Capability::Protocols) {
+        Protocols::On
+    } else {
+        Protocols::Off
+    })
+}
+
 /// Why something a teammate needs could not be made.
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -210,14 +223,8 @@ pub fn attach(
     lead_deps: &mut AgentDeps,
     setup: TeamSetup,
 ) -> Result<Option<Arc<SessionTeam>>, TeamError> {
-    let caps = lead.capabilities;
-    if !caps.has(Capability::Teammates) {
+    let Some(protocols) = team_of(lead.capabilities) else {
         return Ok(None);
-    }
-    let protocols = if caps.has(Capability::Protocols) {
-        Protocols::On
-    } else {
-        Protocols::Off
     };
     let mailbox = Arc::new(Mailbox::new(setup.workspace.clone(), setup.clock.clone()));
     let requests = Arc::new(RequestStore::new(setup.workspace.clone(), setup.clock));
@@ -260,14 +267,8 @@ pub fn attach(
 /// as `attach` adds them, over a runtime that has no teammate and starts none. Nothing is
 /// read or written.
 pub fn preview(lead: &AgentSpec, lead_deps: &mut AgentDeps) {
-    let caps = lead.capabilities;
-    if !caps.has(Capability::Teammates) {
+    let Some(protocols) = team_of(lead.capabilities) else {
         return;
-    }
-    let protocols = if caps.has(Capability::Protocols) {
-        Protocols::On
-    } else {
-        Protocols::Off
     };
     let workspace = lead_deps.workspace.clone();
     let clock: Arc<dyn Clock> = Arc::new(agent_workspace::SystemClock);
@@ -331,10 +332,10 @@ impl SessionTeam {
     /// What a teammate is built from: the lead's capabilities cut to a teammate's, and the
     /// lead's prompt context with its name and role.
     fn teammate_spec(&self, spec: &TeammateSpec) -> Result<AgentSpec, RuntimeError> {
-        let capabilities: Capabilities = TEAMMATE_CAPABILITIES
+        let capabilities = TEAMMATE_CAPABILITIES
             .into_iter()
-            .filter(|c| self.lead.capabilities.has(*c))
-            .collect();
+            .collect::<Capabilities>()
+            .intersection(self.lead.capabilities);
         let mut context = self.lead.context.as_map().clone();
         context.insert("teammate".into(), spec.name.as_str().into());
         context.insert("role".into(), spec.role.as_str().into());
