@@ -181,24 +181,14 @@ fn chapter_3_denies_without_a_terminal_and_writes_the_audit_log() {
 /// typing `input`, and returns the raw bytes the terminal showed. `OPENAI_*` is cleared.
 fn run_at_a_terminal(dir: &std::path::Path, script: &std::path::Path, input: &[u8]) -> Vec<u8> {
     use std::io::Write;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
 
-    let bin = assert_cmd::cargo::cargo_bin("ch03");
-    let line = format!("'{}' --script '{}'", bin.display(), script.display());
-    let mut cmd = Command::new("script");
-    for (key, _) in std::env::vars() {
-        if key.starts_with("OPENAI_") {
-            cmd.env_remove(key);
-        }
-    }
-    let mut child = cmd
-        .args(["-qec", &line, "/dev/null"])
-        .current_dir(dir)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        crate::pty::script_command("ch03", &["--script", script.to_str().unwrap()], dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     // A regression here is a deadlock (both readers on stdin), so bound the wait.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

@@ -458,7 +458,7 @@ fn at_a_terminal_a_schedule_fires_while_the_prompt_waits_and_the_half_typed_line
     terminal.type_keys(b" typed\r");
     terminal.wait_for("Finished it.", 1);
     terminal.type_keys(b"\x04");
-    assert!(terminal.wait_exit().success());
+    terminal.expect_success();
 
     let screen = terminal.screen();
     let from = screen.find(&marker).unwrap();

@@ -45,25 +45,38 @@ pub fn plain(screen: &str) -> String {
     out
 }
 
+/// `script` (util-linux) set up to run `bin ARGS` in `dir` at a new pseudo-terminal, with
+/// `OPENAI_*` and `RUST_LOG` removed.
+///
+/// `script` runs the line with `$SHELL -c`. The line begins with `exec` so the binary itself is
+/// the terminal's session leader whatever the shell: dash (Debian's `/bin/sh`, `script`'s
+/// default without `$SHELL`) otherwise waits as the parent in the foreground group, a typed
+/// Ctrl-C ends it, and `script` reports 130 for a program that handled the key and went on.
+pub fn script_command(bin: &str, args: &[&str], dir: &Path) -> Command {
+    let bin = assert_cmd::cargo::cargo_bin(bin);
+    let mut line = format!("exec '{}'", bin.display());
+    for arg in args {
+        line.push_str(&format!(" '{arg}'"));
+    }
+    let mut cmd = Command::new("script");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("OPENAI_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.args(["-qec", &line, "/dev/null"])
+        .current_dir(dir)
+        .env_remove("RUST_LOG")
+        // The shell the tests were written against, named rather than inherited.
+        .env("SHELL", "/bin/sh");
+    cmd
+}
+
 impl Terminal {
     /// Starts `bin ARGS` in `dir` at a new pseudo-terminal, `OPENAI_*` and `RUST_LOG` removed,
     /// the prompt history kept in `data`.
     pub fn start(bin: &str, args: &[&str], dir: &Path, data: &Path) -> Self {
-        let bin = assert_cmd::cargo::cargo_bin(bin);
-        let mut line = format!("'{}'", bin.display());
-        for arg in args {
-            line.push_str(&format!(" '{arg}'"));
-        }
-        let mut cmd = Command::new("script");
-        for (key, _) in std::env::vars() {
-            if key.starts_with("OPENAI_") {
-                cmd.env_remove(key);
-            }
-        }
-        let mut child = cmd
-            .args(["-qec", &line, "/dev/null"])
-            .current_dir(dir)
-            .env_remove("RUST_LOG")
+        let mut child = script_command(bin, args, dir)
             .env("XDG_DATA_HOME", data)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -130,6 +143,19 @@ impl Terminal {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+impl Terminal {
+    /// Waits for the program to end and fails, showing its status and the screen, unless it
+    /// succeeded.
+    pub fn expect_success(&mut self) {
+        let status = self.wait_exit();
+        assert!(
+            status.success(),
+            "the program ended with {status}:\n{}",
+            self.screen()
+        );
     }
 }
 

@@ -1,8 +1,9 @@
 //! Chapter profiles: one code base, each chapter switching capabilities on.
 //!
 //! The table below is the map of the tutorial and fits on one screen on purpose. Every
-//! capability in it is one `has(..)` in the harness's composition root
-//! (`agent_harness::bootstrap`); nothing is listed that the code does not switch. (The loop and the tool registry are not capabilities: chapter 1
+//! capability in it is one feature module of the harness (`agent_harness`'s feature table);
+//! nothing is listed that the code does not switch. What the CLI needs to know of a chapter it
+//! asks the harness as typed answers ([`agent_harness::Features`]), never by capability. (The loop and the tool registry are not capabilities: chapter 1
 //! already runs its one tool through them, and every later chapter is the same loop.)
 
 pub use agent_harness::{Capabilities, Capability};
@@ -93,11 +94,6 @@ impl Profile {
         TABLE.iter().filter(|p| p.status == Planned).copied()
     }
 
-    /// Whether this profile has `capability`, counting everything earlier chapters added.
-    pub fn has(&self, capability: Capability) -> bool {
-        self.capabilities().contains(&capability)
-    }
-
     /// All capabilities, cumulative, in the order chapters added them.
     pub fn capabilities(&self) -> Vec<Capability> {
         TABLE
@@ -110,6 +106,12 @@ impl Profile {
     /// The same capabilities as a set, for the harness.
     pub fn capability_set(&self) -> Capabilities {
         self.capabilities().into_iter().collect()
+    }
+
+    /// What the harness answers for this chapter's capabilities: how Ctrl-C, input, the
+    /// prompt and hooks behave.
+    pub fn features(&self) -> agent_harness::Features {
+        agent_harness::Features::of(self.capability_set())
     }
 
     /// `P01`, `P02`, …
@@ -126,8 +128,10 @@ mod tests {
     fn profiles_are_cumulative() {
         let p2 = Profile::for_chapter(2).unwrap();
         assert_eq!(p2.capabilities(), vec![C::Bash, C::Files]);
-        assert!(p2.has(C::Bash));
-        assert!(!Profile::for_chapter(1).unwrap().has(C::Files));
+        assert_eq!(
+            Profile::for_chapter(1).unwrap().capabilities(),
+            vec![C::Bash]
+        );
     }
 
     #[test]

@@ -14,7 +14,29 @@ use agent_memory::MemorySession;
 
 /// A built agent: the runner for its capabilities and the conversation so far. What its
 /// features do during a run (plan, hooks, compaction, memory, prompt, jobs) is told to the
-/// event sink it was built with, not kept here.
+/// event sink it was built with, not kept here. [`build_agent`](crate::build_agent) builds one:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_harness::{AgentDeps, AgentSpec, Capability, build_agent};
+/// use agent_prompting::PromptContext;
+/// use agent_test_support::ScriptedModel;
+///
+/// let dir = tempfile::tempdir()?;
+/// let workspace = agent_tools::Workspace::new(dir.path())?;
+/// let spec = AgentSpec {
+///     capabilities: [Capability::Bash, Capability::Files].into_iter().collect(),
+///     context: PromptContext::from_value(serde_json::json!({"chapter": 2}))?,
+/// };
+/// let deps = AgentDeps::new(Arc::new(ScriptedModel::new([])), workspace);
+/// let agent = build_agent(&spec, deps)?;
+/// assert_eq!(
+///     agent.tools().names(),
+///     ["bash", "read_file", "write_file", "edit_file", "glob"]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Agent {
     pub(crate) spec: AgentSpec,

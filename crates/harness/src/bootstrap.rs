@@ -1,47 +1,42 @@
 //! The composition root: turns an [`AgentSpec`] (a set of capabilities) into a wired [`Agent`].
 //!
-//! This is the only place that knows what each [`Capability`] wires in. Which capabilities a
-//! chapter has is the chapter table's business (`agent-tutorial`'s `Profile`).
+//! What each [`Capability`](crate::Capability) wires in is its feature module's business
+//! (`crate::features`); this module holds what the caller brings ([`AgentDeps`]) and the one
+//! walk over the features. Which capabilities a chapter has is the chapter table's business
+//! (`agent-tutorial`'s `Profile`).
 
 use std::sync::Arc;
 
-use crate::prompts::{SUBAGENT_SYSTEM_PROMPT, dynamic_prompt, fixed_prompt, fixed_system_prompt};
-use crate::{Capabilities, Capability, MemoryPlacement};
-use agent_compaction::{ArtifactConfig, ArtifactStore, CompactionConfig, Compactor, OverflowSnip};
+use crate::features::{Assembly, StartSelection, installed};
+use crate::team_runtime::TeamSeat;
+use crate::{Capabilities, Features, MemoryPlacement};
+use agent_compaction::{ArtifactConfig, CompactionConfig};
 use agent_hooks::HookRegistry;
 
 pub use crate::agent::Agent;
-use agent_core::seams::{AllowAll, NoHooks};
-use agent_core::{
-    AgentId, AgentInbox, AgentRunner, EventSink, Events, ModelClient, NoEvents, PermissionGate,
-    RegistryError, SystemPromptProvider, ToolEffect, ToolRegistry, ToolRegistryBuilder, TurnHooks,
-};
-use agent_cron::{Scheduler, SystemClock};
-use agent_jobs::{JobConfig, JobManager};
-use agent_memory::{MemoryDelivery, MemoryInjector, MemorySession, MemoryStore};
-use agent_policy::{
-    ApprovalProvider, Behavior, DestructiveCommands, EffectRule, PermissionPipeline, PromptWrites,
-    ProtectedPaths, SecretReads, WorkspaceBoundary,
-};
+use agent_core::{AgentId, EventSink, ModelClient, NoEvents, RegistryError};
+use agent_cron::SystemClock;
+use agent_jobs::JobConfig;
+use agent_policy::ApprovalProvider;
 use agent_prompting::PromptContext;
-use agent_recovery::{Fallback, RecoveringModel, RetryPolicy};
-use agent_skills::{LoadSkill, SkillCatalog};
-use agent_tasks::TaskStore;
-use agent_tools::subagent::{self, ChildBuildError, SUBAGENT_MAX_TURNS, TaskTool};
-use agent_tools::todo::{self, TodoList, TodoReminder, TodoWrite};
-use agent_tools::{Background, BashConfig, Workspace, add_bash, add_bash_with, add_file_tools};
+use agent_recovery::{Fallback, RetryPolicy};
+use agent_tools::{BashConfig, Workspace};
 
 /// What the composition root needs from outside.
 pub struct AgentDeps {
+    /// The model every call goes to (chapter 11 wraps it in the recovering model).
     pub model: Arc<dyn ModelClient>,
+    /// The directory the agent works in: every path goes through its boundary.
     pub workspace: Workspace,
     /// Receives what happens during a run: the loop's events and each feature's.
     pub events: Arc<dyn EventSink>,
     /// The agent's name in its session (its subagents are named after it).
     pub id: AgentId,
+    /// The most model requests one turn may make.
     pub max_turns: usize,
     /// Make the last allowed request a tool-less "answer now" request.
     pub final_answer: bool,
+    /// `bash`'s time limit and output cap (chapter 1).
     pub bash: BashConfig,
     /// Answers `ask` decisions (chapter 3). `None` denies every `ask`.
     pub approval: Option<Arc<dyn ApprovalProvider>>,
@@ -69,8 +64,10 @@ pub struct AgentDeps {
     /// used. Defaults to trusting all (the caller brought the workspace); the CLI passes the
     /// user's trust store.
     pub trust: Arc<dyn agent_trust::WorkspaceTrust>,
-    /// Tools and permission rules a caller adds (chapters 15–16: team tools, plan gate).
-    pub extra: crate::team_runtime::Extra,
+    /// The agent's place in a team (chapters 15–16): what the team features install their
+    /// tools and the plan gate from. [`TeamSeat::Alone`] by default; `team_runtime` seats
+    /// the lead and each teammate.
+    pub team: TeamSeat,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -106,7 +103,7 @@ impl AgentDeps {
             cron_clock: Arc::new(SystemClock),
             memory_placement: MemoryPlacement::Prompt,
             trust: Arc::new(agent_trust::TrustAll),
-            extra: crate::team_runtime::Extra::default(),
+            team: TeamSeat::Alone,
         }
     }
 }
@@ -132,129 +129,7 @@ pub enum BuildError {
     Context(#[from] agent_prompting::ContextError),
 }
 
-/// The tools of `caps` except `task`; used for the agent and, fresh, for each subagent
-/// (whose `bash` never starts background jobs: it ends before their notices could reach it).
-fn base_tools(
-    caps: Capabilities,
-    workspace: &Workspace,
-    bash: BashConfig,
-    jobs: Option<&Arc<JobManager>>,
-    todo: &Arc<TodoList>,
-    skills: &Arc<SkillCatalog>,
-) -> ToolRegistryBuilder {
-    let mut tools = ToolRegistry::builder();
-    if caps.has(Capability::Bash) {
-        tools = match jobs {
-            None => add_bash(tools, workspace, bash),
-            Some(jobs) => {
-                let on = Background::On(jobs.clone());
-                agent_jobs::tools::add_job_tools(add_bash_with(tools, workspace, bash, on), jobs)
-            }
-        };
-    }
-    if caps.has(Capability::Files) {
-        tools = add_file_tools(tools, workspace);
-    }
-    if caps.has(Capability::Todo) {
-        tools = tools.tool(todo::spec(), Arc::new(TodoWrite(todo.clone())));
-    }
-    if caps.has(Capability::Skills) {
-        let handler = LoadSkill {
-            catalog: skills.clone(),
-            workspace: workspace.clone(),
-        };
-        tools = tools.tool(agent_skills::spec(), Arc::new(handler));
-    }
-    tools
-}
-
-/// Chapter 3's pipeline: the boundary and the deny list can only deny; `bash` asks by
-/// default; P03 adds "writes ask" and "reading a secret-looking file asks".
-fn permission_gate(workspace: &Workspace, deps: &AgentDeps, events: &Events) -> PermissionPipeline {
-    let mut pipeline = PermissionPipeline::new()
-        .events(events.clone())
-        .rule(Arc::new(WorkspaceBoundary(workspace.clone())))
-        .rule(Arc::new(DestructiveCommands))
-        // Before the effect rules, so their reason is the one shown: writes that change what
-        // runs next time (`.git/`, the state folders, hooks, skills) always ask, and a task's
-        // text (chapter 12) reaches every future prompt, so it asks like a write.
-        .rule(Arc::new(ProtectedPaths(workspace.clone())))
-        .rule(Arc::new(PromptWrites::new([
-            agent_tasks::TASK_CREATE,
-            agent_tasks::TASK_UPDATE,
-        ])))
-        .rule(Arc::new(EffectRule::new(
-            "execute_asks",
-            ToolEffect::Execute,
-            Behavior::Ask,
-            "running a command needs approval",
-        )))
-        .rule(Arc::new(EffectRule::new(
-            "writes_ask",
-            ToolEffect::Write,
-            Behavior::Ask,
-            "changing a file needs approval",
-        )))
-        .rule(Arc::new(SecretReads::new(workspace.clone())));
-    if let Some(approval) = &deps.approval {
-        pipeline = pipeline.approval(approval.clone());
-    }
-    pipeline
-}
-
-/// What a subagent shares with its parent (chapter 6): model, workspace, permission gate and
-/// hooks. Its registry, plan and history are its own, built fresh for every `task` call.
-struct ChildParts {
-    caps: Capabilities,
-    model: Arc<dyn ModelClient>,
-    workspace: Workspace,
-    bash: BashConfig,
-    skills: Arc<SkillCatalog>,
-    gate: Arc<dyn PermissionGate>,
-    hooks: Arc<dyn TurnHooks>,
-    events: Events,
-}
-
-impl ChildParts {
-    fn runner(&self) -> Result<AgentRunner, ChildBuildError> {
-        // `base_tools` never adds `task`: a subagent cannot start subagents.
-        let todo = Arc::new(TodoList::new(self.events.clone()));
-        let registry = base_tools(
-            self.caps,
-            &self.workspace,
-            self.bash,
-            None,
-            &todo,
-            &self.skills,
-        )
-        .build()?;
-        let mut child = AgentRunner::builder(
-            self.model.clone(),
-            Arc::new(registry),
-            fixed_prompt(SUBAGENT_SYSTEM_PROMPT, &self.workspace),
-        )
-        .max_turns(SUBAGENT_MAX_TURNS)
-        .gate(self.gate.clone())
-        .hooks(self.hooks.clone())
-        .events(self.events.sink().clone());
-        if self.caps.has(Capability::Todo) {
-            child = child.processor(Arc::new(TodoReminder::new(self.events.clone())));
-        }
-        Ok(child.build())
-    }
-}
-
-/// Which memories a new agent starts with selected (chapter 9 on).
-#[derive(Debug, Clone, Copy)]
-enum StartSelection<'a> {
-    /// None: each turn selects its own.
-    Empty,
-    /// What a turn with this prompt would select by keywords, for a preview that never calls
-    /// a model and never changes a live session.
-    KeywordsFor(&'a str),
-}
-
-/// Builds the agent `spec` describes.
+/// Builds the agent `spec` describes: each capability's feature installs itself.
 pub fn build_agent(spec: &AgentSpec, deps: AgentDeps) -> Result<Agent, BuildError> {
     build(spec, deps, StartSelection::Empty)
 }
@@ -269,189 +144,28 @@ pub fn build_preview_agent(
     build(spec, deps, StartSelection::KeywordsFor(prompt))
 }
 
-/// Chapter 11: every model call of the agent (the loop's, memory's, compaction's, a
-/// subagent's) goes through the recovering model. "Prompt too long" stays the loop's: its
-/// overflow processor (chapter 8's group-preserving snip) compacts once and retries once.
-fn recovering(deps: &AgentDeps) -> Arc<dyn ModelClient> {
-    let mut model = RecoveringModel::new(deps.model.clone(), deps.retry, deps.events.clone())
-        .configured_max_tokens(deps.max_tokens);
-    if let Some(fallback) = &deps.fallback {
-        model = model.fallback(fallback.clone());
-    }
-    Arc::new(model)
-}
-
+/// Walks the features of `spec`'s capabilities once: each installs itself, in the table's
+/// order (see [`crate::features`]).
 fn build(
     spec: &AgentSpec,
-    mut deps: AgentDeps,
+    deps: AgentDeps,
     start: StartSelection<'_>,
 ) -> Result<Agent, BuildError> {
-    let caps = spec.capabilities;
-    if caps.has(Capability::Recovery) {
-        deps.model = recovering(&deps);
+    let installed: Vec<_> = installed(spec.capabilities).collect();
+    // What the features tell first: one may depend on another's presence (memory on the
+    // rendered prompt) whatever their installation order.
+    let features = Features::told_by(installed.iter().copied());
+    let mut agent = Assembly::new(spec, features, deps, start);
+    for feature in installed {
+        feature.install(&mut agent)?;
     }
-    let workspace = deps.workspace.clone();
-    let events = Events::new(deps.events.clone());
-    let gate: Arc<dyn PermissionGate> = if caps.has(Capability::Policy) {
-        let pipeline = permission_gate(&workspace, &deps, &events);
-        Arc::new(deps.extra.add_rules(pipeline))
-    } else {
-        Arc::new(AllowAll)
-    };
-    let mut hooks = deps.hooks;
-    hooks.set_events(events.clone());
-    let hooks = Arc::new(hooks);
-    let turn_hooks: Arc<dyn TurnHooks> = if caps.has(Capability::Hooks) {
-        hooks.clone()
-    } else {
-        Arc::new(NoHooks)
-    };
-
-    // Scanned once, here: a skill added on disk needs a rebuild (see docs/ch07.md).
-    let skills = Arc::new(if caps.has(Capability::Skills) {
-        SkillCatalog::scan(&workspace).trusted(&*deps.trust)
-    } else {
-        SkillCatalog::default()
-    });
-    let todo = Arc::new(TodoList::new(events.clone()));
-    // Chapter 13: the session's jobs; dropping the agent drops them and kills what still runs.
-    // What reaches the agent from outside its loop (job notices, scheduled runs, and from
-    // chapter 15 on mail): stored by the runner before a request, or started as a turn by the
-    // session. Empty, it changes nothing in a request.
-    let inbox = Arc::new(AgentInbox::new());
-    let jobs = caps.has(Capability::Background).then(|| {
-        let manager = JobManager::new(workspace.clone(), deps.jobs.clone())
-            .inbox(inbox.clone())
-            .events(events.clone());
-        Arc::new(manager)
-    });
-    let mut tools = base_tools(caps, &workspace, deps.bash, jobs.as_ref(), &todo, &skills);
-    if caps.has(Capability::Subagent) {
-        let child = ChildParts {
-            caps,
-            model: deps.model.clone(),
-            workspace: workspace.clone(),
-            bash: deps.bash,
-            skills: skills.clone(),
-            gate: gate.clone(),
-            hooks: turn_hooks.clone(),
-            events: events.clone(),
-        };
-        tools = tools.tool(
-            subagent::spec(),
-            Arc::new(TaskTool::new(move || child.runner()).events(events.clone(), deps.id.clone())),
-        );
-    }
-    // Chapter 12: the persistent task list, for the main agent only (a subagent's tools are
-    // its parent's chapter-5 set: it works on one delegated job, not on the backlog).
-    let task_store = caps
-        .has(Capability::TaskGraph)
-        .then(|| Arc::new(TaskStore::open(&workspace)));
-    if let Some(store) = &task_store {
-        tools = agent_tasks::register(tools, store);
-    }
-    // Chapter 14: scheduled prompts, for the main agent only (a subagent ends with its task;
-    // the REPL that runs what is due talks to the main agent).
-    let scheduler = caps.has(Capability::Cron).then(|| {
-        Arc::new(Scheduler::new(&workspace, deps.cron_clock.clone()).trust(deps.trust.clone()))
-    });
-    if let Some(scheduler) = &scheduler {
-        tools = agent_cron::add_cron_tools(tools, scheduler);
-    }
-    let tools = Arc::new(deps.extra.add_tools(tools).build()?);
-
-    let memory = caps.has(Capability::Memory).then(|| {
-        // Chapter 9 shows the selection as its own message; chapter 10's prompt renders it.
-        let delivery = if caps.has(Capability::DynamicPrompt) {
-            MemoryDelivery::InSystemPrompt
-        } else {
-            MemoryDelivery::OwnMessage
-        };
-        let session =
-            MemorySession::new(MemoryStore::open(&workspace), deps.model.clone(), delivery)
-                .events(events.clone())
-                // What it saves reaches every future prompt: a write, decided by the gate.
-                .gate(gate.clone());
-        let selected = match start {
-            StartSelection::Empty => Vec::new(),
-            StartSelection::KeywordsFor(prompt) => {
-                session.select_by_keywords(prompt).unwrap_or_else(|err| {
-                    // The preview then shows no memory, as a turn whose load failed would.
-                    tracing::warn!("memory: cannot load memories: {err}");
-                    Vec::new()
-                })
-            }
-        };
-        Arc::new(session.with_selection(selected))
-    });
-    let placement = if caps.has(Capability::DynamicPrompt) {
-        deps.memory_placement
-    } else {
-        MemoryPlacement::Prompt
-    };
-    let prompt: Arc<dyn SystemPromptProvider> = if caps.has(Capability::DynamicPrompt) {
-        // `Reminder`: the prompt never shows memory; `Agent` stores the block in the history.
-        let provider = dynamic_prompt(
-            spec,
-            &workspace,
-            &tools,
-            &skills,
-            memory
-                .as_ref()
-                .filter(|_| placement == MemoryPlacement::Prompt),
-            task_store.as_ref(),
-        )?;
-        Arc::new(provider.events(events.clone()))
-    } else {
-        fixed_system_prompt(caps, &workspace, &skills)
-    };
-
-    let mut runner = AgentRunner::builder(deps.model.clone(), tools, prompt)
-        .max_turns(deps.max_turns)
-        .final_answer(deps.final_answer)
-        .gate(gate)
-        .hooks(turn_hooks)
-        .events(deps.events.clone());
-    // Processor order matters: the reminder counts rounds in the full history; compaction
-    // shapes the conversation; the memory message goes in last, so it is never compacted.
-    if caps.has(Capability::Todo) {
-        runner = runner.processor(Arc::new(TodoReminder::new(events.clone())));
-    }
-    if caps.has(Capability::Artifacts) {
-        let store = ArtifactStore::new(workspace.clone(), deps.artifacts).events(events.clone());
-        runner = runner.shaper(Arc::new(store));
-    }
-    if caps.has(Capability::Compaction) {
-        let compactor = Compactor::new(deps.model.clone(), workspace.clone(), deps.compaction);
-        runner = runner
-            .processor(Arc::new(compactor.events(events.clone())))
-            .overflow(Arc::new(OverflowSnip { keep_groups: 2 }));
-    }
-    // Only a session that delivers its own message needs the injector; in chapter 10 the
-    // prompt provider reads the selection instead.
-    if let Some(session) = memory
-        .as_ref()
-        .filter(|s| s.delivery() == MemoryDelivery::OwnMessage)
-    {
-        runner = runner.processor(Arc::new(MemoryInjector(session.clone())));
-    }
-    // Stored in the history once, before the request after a job ends (see `Inbox`).
-    runner = runner.inbox(inbox.clone());
-    Ok(Agent {
-        spec: spec.clone(),
-        runner: runner.build(),
-        history: Vec::new(),
-        memory,
-        memory_placement: placement,
-        inbox,
-        jobs,
-        scheduler,
-    })
+    agent.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Capability;
     use agent_test_support::ScriptedModel;
 
     /// The capabilities of the chapters up to memory (chapter 9), as the chapter table has them.

@@ -1,22 +1,26 @@
 //! `agent-harness`: the composition root as a library, and the session that drives agents.
 //!
 //! - [`bootstrap`]: [`build_agent`] turns an [`AgentSpec`] (a set of [`Capabilities`]) into a
-//!   wired [`Agent`]; a second agent is one more call.
+//!   wired [`Agent`]; a second agent is one more call. Each capability is one feature module
+//!   that installs itself; [`Features`] answers what a front end needs to know of a set.
 //! - [`Agent`]: the runner, the conversation so far, and the per-turn memory lifecycle.
 //! - [`session`]: the [`Session`] that owns agents and drives them with one `select!` loop
 //!   over submissions, inboxes, the cron timer and running turns.
 
+#![warn(missing_docs)]
+
 mod agent;
 pub mod bootstrap;
 mod capability;
-pub mod memory_placement;
+mod features;
 mod prompts;
 pub mod session;
 pub mod team_runtime;
 
 pub use agent::Answered;
+pub use agent_memory::MemoryPlacement;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
 pub use capability::{Capabilities, Capability};
-pub use memory_placement::MemoryPlacement;
+pub use features::{Features, Input, ModelFallback, PromptStyle, ShellHooks, Team};
 pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
 pub use session::{Session, SessionEvent, SessionHandle};

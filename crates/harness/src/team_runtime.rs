@@ -2,7 +2,8 @@
 //! [`Session`] that owns the agents.
 //!
 //! - A teammate is a session agent: `spawn_teammate` builds it with [`build_agent`] (the lead's
-//!   model, permission settings and hooks, its own history) and hands it to the running loop
+//!   model, permission settings and hooks, its own history; its team tools and plan gate from
+//!   its [`TeamSeat`], installed by the team features like every capability's part) and hands it to the running loop
 //!   through the session's [`Joiner`]; its events and approval questions carry its name.
 //! - Mail is durable first: every message is a file in the recipient's mailbox
 //!   (`agent_team::Mailbox`); sending one wakes the recipient through the session. An idle
@@ -21,11 +22,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use agent_core::{AgentId, ToolRegistryBuilder};
-use agent_policy::{PermissionPipeline, PermissionRule};
+use agent_core::AgentId;
 use agent_prompting::PromptContext;
 use agent_team::{
-    MailKind, MailMessage, Mailbox, Member, PlanGate, ProtocolRequest, Protocols, RequestKind,
+    MailKind, MailMessage, Mailbox, Member, PlanRequirement, ProtocolRequest, RequestKind,
     RequestStore, Roster, RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools, TeammateSpec,
     TeammateStatus,
 };
@@ -33,53 +33,34 @@ use agent_workspace::{Clock, Workspace};
 use async_trait::async_trait;
 
 use crate::session::{Joiner, Session};
-use crate::{AgentDeps, AgentSpec, Capabilities, Capability, build_agent};
+use crate::{AgentDeps, AgentSpec, Capabilities, Capability, Features, Team, build_agent};
 
-/// Adds tools to a registry being built.
-pub type ToolAdder = Arc<dyn Fn(ToolRegistryBuilder) -> ToolRegistryBuilder + Send + Sync>;
-
-/// Tools and permission rules a caller adds to an agent ([`AgentDeps::extra`]): the team
-/// tools of the lead or of one teammate, and a teammate's plan gate.
-#[derive(Clone, Default)]
-pub struct Extra {
-    /// Registers the extra tools after the capabilities' own.
-    pub tools: Option<ToolAdder>,
-    /// Permission rules added to the pipeline (only where there is one: chapter 3 on).
-    pub rules: Vec<Arc<dyn PermissionRule>>,
-}
-
-impl std::fmt::Debug for Extra {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Extra")
-            .field("tools", &self.tools.is_some())
-            .field(
-                "rules",
-                &self.rules.iter().map(|r| r.name()).collect::<Vec<_>>(),
-            )
-            .finish()
-    }
-}
-
-impl Extra {
-    /// The pipeline with the extra rules after its own (a deny wins wherever it stands).
-    pub(crate) fn add_rules(&self, pipeline: PermissionPipeline) -> PermissionPipeline {
-        self.rules
-            .iter()
-            .fold(pipeline, |pipeline, rule| pipeline.rule(rule.clone()))
-    }
-
-    pub(crate) fn add_tools(&self, tools: ToolRegistryBuilder) -> ToolRegistryBuilder {
-        match &self.tools {
-            Some(add) => add(tools),
-            None => tools,
-        }
-    }
+/// An agent's place in a team ([`AgentDeps::team`]): what the team features (teammates,
+/// mailbox, protocols, plan gate) install from. Which of them are installed is the agent's
+/// capabilities' business; a seat alone switches nothing on.
+#[derive(Debug, Clone, Default)]
+pub enum TeamSeat {
+    /// In no team: the team features install nothing.
+    #[default]
+    Alone,
+    /// The lead: it starts teammates, writes to them and, with the protocols, asks them to
+    /// stop and reviews their plans.
+    Lead(TeamTools),
+    /// A teammate, named by [`AgentDeps::id`]: it writes to the others and, with the
+    /// protocols, submits plans; with the plan gate its changes wait for an approved plan.
+    Teammate {
+        /// The stores and the runtime its tools work on.
+        tools: TeamTools,
+        /// Whether its gate is closed before its first plan.
+        plan: PlanRequirement,
+    },
 }
 
 /// The capabilities a teammate may have, whatever the lead has: its fixed tool set (`bash`,
-/// the file tools, `send_message`) and what shapes its loop without adding a tool. No
-/// subagents, skills, tasks, jobs or schedules: a teammate works on the lead's messages.
-const TEAMMATE_CAPABILITIES: [Capability; 8] = [
+/// the file tools, `send_message`, `submit_plan`), its plan gate and what shapes its loop
+/// without adding a tool. No subagents, skills, tasks, jobs or schedules, and no teammates of
+/// its own: a teammate works on the lead's messages.
+const TEAMMATE_CAPABILITIES: [Capability; 11] = [
     Capability::Bash,
     Capability::Files,
     Capability::Policy,
@@ -88,20 +69,10 @@ const TEAMMATE_CAPABILITIES: [Capability; 8] = [
     Capability::Compaction,
     Capability::DynamicPrompt,
     Capability::Recovery,
+    Capability::Mailbox,
+    Capability::Protocols,
+    Capability::PlanGate,
 ];
-
-/// Whether `capabilities` have a team (chapter 15 on), and with the protocols of chapter 16:
-/// the one place this module asks which capabilities are on.
-fn team_of(capabilities: Capabilities) -> Option<Protocols> {
-    if !capabilities.has(Capability::Teammates) {
-        return None;
-    }
-    Some(if capabilities.has(Capability::Protocols) {
-        Protocols::On
-    } else {
-        Protocols::Off
-    })
-}
 
 /// Why something a teammate needs could not be made.
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
@@ -197,7 +168,6 @@ pub struct SessionTeam {
     mailbox: Arc<Mailbox>,
     requests: Arc<RequestStore>,
     file: TeamFile,
-    protocols: Protocols,
     lead: AgentSpec,
     teammate_deps: TeammateDeps,
     shutdown_deadline: Duration,
@@ -207,15 +177,14 @@ pub struct SessionTeam {
 impl std::fmt::Debug for SessionTeam {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionTeam")
-            .field("protocols", &self.protocols)
             .field("state", &self.state)
             .finish_non_exhaustive()
     }
 }
 
 /// Sets up the team of a session whose lead is built from `lead` (chapter 15 on; `None`
-/// before): the lead's team tools go into `lead_deps`, and the session asks the team for the
-/// work of idle agents. Mail the lead had not acknowledged when an earlier process died goes
+/// before): the lead takes its seat in `lead_deps` (its team tools), and the session asks the
+/// team for the work of idle agents. Mail the lead had not acknowledged when an earlier process died goes
 /// back to `ready` and is delivered first.
 pub fn attach(
     session: &mut Session,
@@ -223,9 +192,9 @@ pub fn attach(
     lead_deps: &mut AgentDeps,
     setup: TeamSetup,
 ) -> Result<Option<Arc<SessionTeam>>, TeamError> {
-    let Some(protocols) = team_of(lead.capabilities) else {
+    if Features::of(lead.capabilities).team == Team::Alone {
         return Ok(None);
-    };
+    }
     let mailbox = Arc::new(Mailbox::new(setup.workspace.clone(), setup.clock.clone()));
     let requests = Arc::new(RequestStore::new(setup.workspace.clone(), setup.clock));
     let lead_id = AgentId::lead();
@@ -245,7 +214,6 @@ pub fn attach(
         mailbox,
         requests,
         file,
-        protocols,
         lead: lead.clone(),
         teammate_deps: setup.teammate_deps,
         shutdown_deadline: setup.shutdown_deadline,
@@ -255,31 +223,22 @@ pub fn attach(
             ..State::default()
         }),
     });
-    let tools = team.tools();
-    lead_deps.extra.tools = Some(Arc::new(move |registry| {
-        tools.register_lead(registry, protocols)
-    }));
+    lead_deps.team = TeamSeat::Lead(team.tools());
     session.set_source(team.clone());
     Ok(Some(team))
 }
 
-/// For a preview of the lead's first request (`agent-tutorial prompt`): the lead's team tools
-/// as `attach` adds them, over a runtime that has no teammate and starts none. Nothing is
-/// read or written.
-pub fn preview(lead: &AgentSpec, lead_deps: &mut AgentDeps) {
-    let Some(protocols) = team_of(lead.capabilities) else {
-        return;
-    };
+/// For a preview of the lead's first request (`agent-tutorial prompt`): the lead's seat as
+/// `attach` gives it, over a runtime that has no teammate and starts none. Nothing is read or
+/// written; an agent whose capabilities have no team ignores the seat.
+pub fn preview(lead_deps: &mut AgentDeps) {
     let workspace = lead_deps.workspace.clone();
     let clock: Arc<dyn Clock> = Arc::new(agent_workspace::SystemClock);
-    let tools = TeamTools {
+    lead_deps.team = TeamSeat::Lead(TeamTools {
         mailbox: Arc::new(Mailbox::new(workspace.clone(), clock.clone())),
         requests: Arc::new(RequestStore::new(workspace, clock)),
         runtime: Arc::new(Closed),
-    };
-    lead_deps.extra.tools = Some(Arc::new(move |registry| {
-        tools.register_lead(registry, protocols)
-    }));
+    });
 }
 
 impl SessionTeam {
@@ -371,16 +330,10 @@ impl TeamRuntime for SessionTeam {
         let name = spec.name.clone();
         let mut deps = (self.teammate_deps)(&name, &self.joiner).map_err(RuntimeError::Other)?;
         deps.id = name.clone();
-        let tools = self.tools();
-        let protocols = self.protocols;
-        let me = name.clone();
-        deps.extra.tools = Some(Arc::new(move |registry| {
-            tools.register_teammate(registry, me.clone(), protocols)
-        }));
-        if protocols == Protocols::On {
-            let gate = PlanGate::new(self.requests.clone(), name.clone(), spec.plan);
-            deps.extra.rules.push(Arc::new(gate));
-        }
+        deps.team = TeamSeat::Teammate {
+            tools: self.tools(),
+            plan: spec.plan,
+        };
         let agent = build_agent(&self.teammate_spec(&spec)?, deps)
             .map_err(|err| RuntimeError::Other(Box::new(err)))?;
         {

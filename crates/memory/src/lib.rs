@@ -3,9 +3,9 @@
 //! - [`store`]: `MemoryStore`, the `.memory/` folder — one Markdown file per record, the
 //!   `MEMORY.md` index as the single source of truth, atomic locked writes that lose nothing.
 //! - [`session`]: `MemorySession`, which selects records before a turn, hands them to the
-//!   request, and extracts and consolidates after it. [`MemoryDelivery`] says who shows the
-//!   selection to the model: the session itself as a system message (chapter 9), or the
-//!   dynamic system prompt (chapter 10). Its model calls go through `agent_core::side_call`.
+//!   request, and extracts and consolidates after it. [`MemoryPlacement`] says where the
+//!   selection goes: the session's own system message (chapter 9), the dynamic system prompt
+//!   or a reminder stored in the conversation (chapter 10). Its model calls go through `agent_core::side_call`.
 //! - [`block`]: the `<relevant_memories>` block, a fragment whose records cannot close it or
 //!   open a prompt section.
 //! - [`keywords`]: the deterministic fallback selector (CJK-aware).
@@ -27,7 +27,7 @@ pub use block::render_block;
 pub use consent::MEMORY_WRITE;
 pub use index::INDEX_FILE;
 pub use record::{MemoryRecord, MemoryType, RecordError, last_wins};
-pub use session::{CONSOLIDATE_AT, MAX_SELECTED, MemoryDelivery, MemoryInjector, MemorySession};
+pub use session::{CONSOLIDATE_AT, MAX_SELECTED, MemoryInjector, MemoryPlacement, MemorySession};
 pub use store::{
     Fault, Loaded, MAX_BYTES, MAX_LINES, MEMORY_DIR, MemoryError, MemoryStore, Skipped,
 };

@@ -31,14 +31,22 @@ struct State {
     selected: Vec<MemoryRecord>,
 }
 
-/// Who shows the selected memories to the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryDelivery {
+/// Where the selected memory block goes, and so who shows it to the model: the one enum for
+/// it (chapter 9's own message, chapter 10's `--memory-placement`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MemoryPlacement {
     /// Chapter 9: [`MemoryInjector`] puts the block into each request as its own system
-    /// message.
+    /// message, never stored.
     OwnMessage,
-    /// Chapter 10: the dynamic system prompt renders the block; the session only selects.
-    InSystemPrompt,
+    /// Chapter 10's design: the system prompt renders the block as its `## memory` section;
+    /// the session only selects. When the selection changes, the very first message changes,
+    /// and a provider's prompt cache can reuse nothing after the bytes before that section.
+    #[default]
+    Prompt,
+    /// The system prompt stays static; each turn's block is stored in the conversation as a
+    /// system message right before that turn's user message, where it then stays. A new
+    /// selection is appended after the cached history instead of rewriting its start.
+    Reminder,
 }
 
 /// Why one step of the session failed. Recorded as text in the turn report, never returned
@@ -72,7 +80,7 @@ enum SessionError {
 pub struct MemorySession {
     store: MemoryStore,
     model: Arc<dyn ModelClient>,
-    delivery: MemoryDelivery,
+    placement: MemoryPlacement,
     state: Mutex<State>,
     events: Events,
     /// Decides whether proposed records may be saved (see [`crate::consent`]).
@@ -82,7 +90,7 @@ pub struct MemorySession {
 impl std::fmt::Debug for MemorySession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemorySession")
-            .field("delivery", &self.delivery)
+            .field("placement", &self.placement)
             .finish_non_exhaustive()
     }
 }
@@ -95,11 +103,15 @@ struct Consolidation {
 }
 
 impl MemorySession {
-    pub fn new(store: MemoryStore, model: Arc<dyn ModelClient>, delivery: MemoryDelivery) -> Self {
+    pub fn new(
+        store: MemoryStore,
+        model: Arc<dyn ModelClient>,
+        placement: MemoryPlacement,
+    ) -> Self {
         Self {
             store,
             model,
-            delivery,
+            placement,
             state: Mutex::new(State::default()),
             events: Events::default(),
             gate: Arc::new(AllowAll),
@@ -130,8 +142,8 @@ impl MemorySession {
         &self.store
     }
 
-    pub fn delivery(&self) -> MemoryDelivery {
-        self.delivery
+    pub fn placement(&self) -> MemoryPlacement {
+        self.placement
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -257,9 +269,9 @@ impl MemorySession {
         Ok(names)
     }
 
-    /// The block as a system message for this request only — with [`MemoryDelivery::OwnMessage`].
+    /// The block as a system message for this request only — with [`MemoryPlacement::OwnMessage`].
     pub fn before_model(&self) -> Option<Message> {
-        if self.delivery != MemoryDelivery::OwnMessage {
+        if self.placement != MemoryPlacement::OwnMessage {
             return None;
         }
         self.render_selected().map(Message::system)

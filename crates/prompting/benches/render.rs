@@ -14,7 +14,7 @@ use std::sync::Arc;
 use agent_core::{PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolRegistry, ToolSpec};
 use agent_prompting::{
     CheckedInputs, DynamicPromptProvider, DynamicPromptRenderer, PromptContext, PromptInputs,
-    ToolNames,
+    PromptSection, SectionBody, SectionOrder, SectionText, ToolNames,
 };
 use serde_json::{Value, json};
 
@@ -62,14 +62,25 @@ fn fixture(n: usize) -> Fixture {
     }
 }
 
+/// The skill catalog and a memory block, as the harness gives them.
+const SECTIONS: &[SectionText<'static>] = &[
+    SectionText {
+        heading: "skills",
+        body: SKILLS,
+    },
+    SectionText {
+        heading: "memory",
+        body: MEMORY,
+    },
+];
+
 fn inputs(f: &Fixture) -> PromptInputs<'_, Value> {
     PromptInputs {
         identity: IDENTITY,
         context: &f.context,
         tools: &f.tools,
         workspace: WORKSPACE,
-        skills: Some(SKILLS),
-        memory: Some(MEMORY),
+        sections: SECTIONS,
     }
 }
 
@@ -95,8 +106,7 @@ fn checked<'a>(context: &'a PromptContext, tools: &'a ToolRegistry) -> CheckedIn
         context,
         tools: ToolNames::Registry(tools),
         workspace: WORKSPACE,
-        skills: Some(SKILLS),
-        memory: Some(MEMORY),
+        sections: SECTIONS,
     }
 }
 
@@ -156,8 +166,16 @@ fn provider(tools: &Arc<ToolRegistry>) -> DynamicPromptProvider {
         tools.clone(),
         WORKSPACE,
     )
-    .skills(Some(SKILLS.into()))
-    .memory(Arc::new(|| Some(MEMORY.to_string())))
+    .section(PromptSection::new(
+        "skills",
+        SectionOrder::new(1),
+        SectionBody::Fixed(SKILLS.into()),
+    ))
+    .section(PromptSection::new(
+        "memory",
+        SectionOrder::new(2),
+        SectionBody::Live(Arc::new(|| Some(MEMORY.to_string()))),
+    ))
 }
 
 #[divan::bench(args = TOOLS)]

@@ -17,10 +17,20 @@ mod checked;
 /// Why a context was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContextError {
+    /// The root is not a JSON object.
     #[error("context must be a JSON object, got {found}")]
-    NotAnObject { found: &'static str },
+    NotAnObject {
+        /// What it is instead ("an array", "null", …).
+        found: &'static str,
+    },
+    /// A value inside is not plain JSON.
     #[error("{path}: {reason}")]
-    Invalid { path: String, reason: String },
+    Invalid {
+        /// Where: `context.a[2]`.
+        path: String,
+        /// Why it was rejected.
+        reason: String,
+    },
 }
 
 /// A validated context, kept in canonical form.
@@ -67,6 +77,7 @@ impl PromptContext {
         &self.stable
     }
 
+    /// The context as a JSON object.
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.value
     }

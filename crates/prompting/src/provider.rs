@@ -7,14 +7,13 @@
 //! | identity, context | bound at build | never (rebuild) |
 //! | tool names | live registry, every render | in the next request |
 //! | workspace | bound at build | never (rebuild) |
-//! | skill catalog | build-time scan | after a rebuild |
-//! | selected memory | the [`MemoryBlock`] source, every render | in the next request |
-//! | open tasks (ch. 12) | the [`TaskBlock`] source, every render | in the next request |
+//! | a [`SectionBody::Fixed`] section (the skill catalog) | bound at build | after a rebuild |
+//! | a [`SectionBody::Live`] section (selected memory, open tasks) | its source, every render | in the next request |
 //!
-//! The `## tasks` section is appended after the renderer's sections, outside its cache: the
-//! tasks change between requests far more often than anything the renderer keys on, and
-//! appending keeps every byte before it — and chapter 10's prompt when there is no open task —
-//! exactly as it was.
+//! The optional sections are a list, each with its own [`SectionOrder`]: this crate knows no
+//! feature by name. The composition root adds the skill catalog, the memory block and the open
+//! tasks (chapter 12) as three sections, in that order, so each only ever appends to the text
+//! before it.
 
 use std::sync::Arc;
 
@@ -22,50 +21,129 @@ use agent_core::{AgentEvent, Events, PromptError, SystemPromptProvider, ToolRegi
 use async_trait::async_trait;
 
 use crate::context::PromptContext;
-use crate::renderer::{CheckedInputs, DynamicPromptRenderer, ToolNames};
+use crate::renderer::{CheckedInputs, DynamicPromptRenderer, SectionText, ToolNames};
 
-/// Where the `## memory` section comes from: asked on every render. This crate does not know
-/// how memories are stored or selected; the composition root hands it a source (in this
-/// harness, a closure over the memory session).
-pub trait MemoryBlock: Send + Sync {
-    /// The `<relevant_memories>` block, or `None` when nothing is selected.
-    fn selected_block(&self) -> Option<String>;
+/// Where an optional section goes among the others: lower first; sections of equal order keep
+/// the order they were added in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SectionOrder(u16);
+
+impl SectionOrder {
+    /// The order `rank`.
+    pub const fn new(rank: u16) -> Self {
+        Self(rank)
+    }
 }
 
-impl<F> MemoryBlock for F
+/// Where a live section's text comes from: asked on every render. This crate does not know
+/// how memories or tasks are stored; the composition root hands it a source (a closure is
+/// one).
+pub trait SectionSource: Send + Sync {
+    /// The section's text now, or `None` to leave the section out of this render.
+    fn text(&self) -> Option<String>;
+}
+
+impl<F> SectionSource for F
 where
     F: Fn() -> Option<String> + Send + Sync,
 {
-    fn selected_block(&self) -> Option<String> {
+    fn text(&self) -> Option<String> {
         self()
     }
 }
 
-/// Where the `## tasks` section comes from (chapter 12): asked on every render, like
-/// [`MemoryBlock`]; this crate knows nothing of how tasks are stored.
-pub trait TaskBlock: Send + Sync {
-    /// The open tasks, one line each, or `None` when nothing is open (the section is left out).
-    fn open_tasks(&self) -> Option<String>;
+/// A section's text: fixed when the provider is built, or read before every render.
+#[derive(Clone)]
+pub enum SectionBody {
+    /// Bound at build time (the skill catalog as scanned).
+    Fixed(String),
+    /// Read from its source on every render (the selected memories, the open tasks).
+    Live(Arc<dyn SectionSource>),
 }
 
-impl<F> TaskBlock for F
-where
-    F: Fn() -> Option<String> + Send + Sync,
-{
-    fn open_tasks(&self) -> Option<String> {
-        self()
+impl std::fmt::Debug for SectionBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Fixed(text) => f.debug_tuple("Fixed").field(text).finish(),
+            Self::Live(_) => f.write_str("Live(..)"),
+        }
     }
 }
 
+/// One optional section of the prompt, rendered after `## workspace` as `## {heading}` and its
+/// text; a blank or absent text leaves it out.
+#[derive(Debug, Clone)]
+pub struct PromptSection {
+    heading: String,
+    order: SectionOrder,
+    body: SectionBody,
+}
+
+impl PromptSection {
+    /// A section titled `heading` at `order` whose text is `body`.
+    pub fn new(heading: impl Into<String>, order: SectionOrder, body: SectionBody) -> Self {
+        Self {
+            heading: heading.into(),
+            order,
+            body,
+        }
+    }
+
+    /// The heading after `## `.
+    pub fn heading(&self) -> &str {
+        &self.heading
+    }
+
+    /// Where the section goes among the others.
+    pub fn order(&self) -> SectionOrder {
+        self.order
+    }
+
+    /// The section's text for this render, or `None` when a live source has none.
+    fn text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match &self.body {
+            SectionBody::Fixed(text) => Some(text.as_str().into()),
+            SectionBody::Live(source) => source.text().map(Into::into),
+        }
+    }
+}
+
+/// The system prompt of chapter 10 on, rendered from the live state before every request.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_core::ToolRegistry;
+/// use agent_prompting::{
+///     DynamicPromptProvider, DynamicPromptRenderer, PromptContext, PromptSection, SectionBody,
+///     SectionOrder,
+/// };
+///
+/// let open_tasks = || Some("- #1 [pending] Write the parser (ready)".to_string());
+/// let provider = DynamicPromptProvider::new(
+///     Arc::new(DynamicPromptRenderer::new()),
+///     "Be brief.",
+///     PromptContext::from_value(serde_json::json!({"chapter": 12}))?,
+///     Arc::new(ToolRegistry::builder().build()?),
+///     "/work/project",
+/// )
+/// // Added in any order: each section's order places it.
+/// .section(PromptSection::new("tasks", SectionOrder::new(2), SectionBody::Live(Arc::new(open_tasks))))
+/// .section(PromptSection::new("skills", SectionOrder::new(0), SectionBody::Fixed("- **lint**: Run clippy".into())));
+/// assert_eq!(
+///     provider.render()?,
+///     "## identity\nBe brief.\ncontext: {\"chapter\":12}\n\n## tools\n(none)\n\n## workspace\n/work/project\n\n## skills\n- **lint**: Run clippy\n\n## tasks\n- #1 [pending] Write the parser (ready)"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct DynamicPromptProvider {
     renderer: Arc<DynamicPromptRenderer>,
     identity: String,
     context: PromptContext,
     tools: Arc<ToolRegistry>,
     workspace: String,
-    skills: Option<String>,
-    memory: Option<Arc<dyn MemoryBlock>>,
-    tasks: Option<Arc<dyn TaskBlock>>,
+    /// Sorted by order; equal orders in the order added.
+    sections: Vec<PromptSection>,
     events: Events,
 }
 
@@ -80,6 +158,8 @@ impl std::fmt::Debug for DynamicPromptProvider {
 }
 
 impl DynamicPromptProvider {
+    /// A provider for `identity`, `context` and `workspace` (bound now) and the live registry
+    /// `tools`, with no optional section yet.
     pub fn new(
         renderer: Arc<DynamicPromptRenderer>,
         identity: impl Into<String>,
@@ -93,29 +173,23 @@ impl DynamicPromptProvider {
             context,
             tools,
             workspace: workspace.into(),
-            skills: None,
-            memory: None,
-            tasks: None,
+            sections: Vec::new(),
             events: Events::default(),
         }
     }
 
-    /// The skill catalog as scanned at build time.
-    pub fn skills(mut self, catalog: Option<String>) -> Self {
-        self.skills = catalog;
+    /// Adds `section`, placed by its order after every section of lower or equal order.
+    pub fn section(mut self, section: PromptSection) -> Self {
+        let at = self
+            .sections
+            .partition_point(|s| s.order() <= section.order());
+        self.sections.insert(at, section);
         self
     }
 
-    /// The source of the selected-memory block the prompt renders.
-    pub fn memory(mut self, source: Arc<dyn MemoryBlock>) -> Self {
-        self.memory = Some(source);
-        self
-    }
-
-    /// The source of the open-task list the prompt ends with (chapter 12).
-    pub fn tasks(mut self, source: Arc<dyn TaskBlock>) -> Self {
-        self.tasks = Some(source);
-        self
+    /// Adds every section of `sections` (see [`section`](Self::section)).
+    pub fn sections(self, sections: impl IntoIterator<Item = PromptSection>) -> Self {
+        sections.into_iter().fold(self, Self::section)
     }
 
     /// Where each rendered prompt is told, as [`AgentEvent::PromptAssembled`].
@@ -124,6 +198,7 @@ impl DynamicPromptProvider {
         self
     }
 
+    /// The renderer, for its cache counter.
     pub fn renderer(&self) -> &Arc<DynamicPromptRenderer> {
         &self.renderer
     }
@@ -143,34 +218,34 @@ impl DynamicPromptProvider {
     }
 
     fn render_with(&self, tools: ToolNames<'_>) -> Result<String, PromptError> {
-        let memory = self.memory.as_ref().and_then(|m| m.selected_block());
+        let texts: Vec<_> = self.sections.iter().map(PromptSection::text).collect();
+        let sections: Vec<SectionText<'_>> = self
+            .sections
+            .iter()
+            .zip(&texts)
+            .filter_map(|(section, text)| {
+                Some(SectionText {
+                    heading: section.heading(),
+                    body: text.as_deref()?,
+                })
+            })
+            .collect();
         let inputs = CheckedInputs {
             identity: &self.identity,
             context: &self.context,
             tools,
             workspace: &self.workspace,
-            skills: self.skills.as_deref(),
-            memory: memory.as_deref(),
+            sections: &sections,
         };
         let rendered = self
             .renderer
             .render_checked(&inputs)
             .map_err(|e| PromptError::new("cannot render the system prompt", e))?;
-        let mut text = rendered.text.to_string();
-        let tasks = self.tasks.as_ref().and_then(|t| t.open_tasks());
-        if let Some(tasks) = tasks
-            .as_deref()
-            .map(str::trim_end)
-            .filter(|t| !t.is_empty())
-        {
-            text.push_str("\n\n## tasks\n");
-            text.push_str(tasks);
-        }
         self.events.emit(AgentEvent::PromptAssembled {
-            bytes: text.len(),
+            bytes: rendered.text.len(),
             cache: rendered.cache,
         });
-        Ok(text)
+        Ok(rendered.text.to_string())
     }
 }
 

@@ -1,11 +1,12 @@
-//! `DynamicPromptRenderer`: five sections in a fixed order, with a one-entry cache.
+//! `DynamicPromptRenderer`: three sections that are always there, then a list of optional
+//! ones, with a one-entry cache.
 //!
 //! ```text
 //! ## identity\n<identity>\ncontext: <stable JSON>
 //! ## tools\n- <name>…            ("(none)" when no tool is registered)
 //! ## workspace\n<absolute path>
-//! ## skills\n<catalog>            (only when there is a skill)
-//! ## memory\n<relevant_memories>  (only when something is selected)
+//! ## <heading>\n<body>            (each optional section with a non-blank body, in list order:
+//!                                  the harness gives skills, memory, tasks)
 //! ```
 //!
 //! Optional sections are only ever appended, so the text before them — and the provider's
@@ -22,8 +23,10 @@ use crate::context::{ContextError, PromptContext};
 /// Why a prompt could not be rendered. Nothing is cached or counted when this is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {
+    /// The identity text is blank.
     #[error("the identity is empty")]
     EmptyIdentity,
+    /// The workspace path is blank.
     #[error("the workspace path is empty")]
     EmptyWorkspace,
     /// The context error is the `source`, not repeated here, so a `{:#}` chain reads once.
@@ -31,18 +34,30 @@ pub enum RenderError {
     Context(#[from] ContextError),
 }
 
+/// One optional section as it is rendered: `## {heading}\n{body}`. A blank body leaves the
+/// section out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectionText<'a> {
+    /// The heading after `## ` (`skills`, `memory`, `tasks`).
+    pub heading: &'a str,
+    /// The section's text; trailing whitespace is trimmed.
+    pub body: &'a str,
+}
+
 /// Everything a prompt is rendered from. The context may be any `Serialize` value (including
 /// a `serde_json::Value` or a [`PromptContext`]); it is checked on every render.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptInputs<'a, C: Serialize + ?Sized> {
+    /// Who the agent is: the first lines of `## identity`.
     pub identity: &'a str,
+    /// The `context:` line of `## identity`.
     pub context: &'a C,
+    /// The tool names of `## tools`.
     pub tools: &'a [String],
+    /// The absolute path of `## workspace`.
     pub workspace: &'a str,
-    /// The skill catalog; `None` or empty omits the section.
-    pub skills: Option<&'a str>,
-    /// The `<relevant_memories>` block; `None` or empty omits the section.
-    pub memory: Option<&'a str>,
+    /// The optional sections after `## workspace`, in the order they are rendered.
+    pub sections: &'a [SectionText<'a>],
 }
 
 /// The tool list a prompt is rendered from.
@@ -59,20 +74,24 @@ pub enum ToolNames<'a> {
 /// once, when it was built, renders from on every request.
 #[derive(Debug, Clone, Copy)]
 pub struct CheckedInputs<'a> {
+    /// Who the agent is: the first lines of `## identity`.
     pub identity: &'a str,
+    /// The `context:` line of `## identity`, already validated.
     pub context: &'a PromptContext,
+    /// The tool names of `## tools`.
     pub tools: ToolNames<'a>,
+    /// The absolute path of `## workspace`.
     pub workspace: &'a str,
-    /// The skill catalog; `None` or empty omits the section.
-    pub skills: Option<&'a str>,
-    /// The `<relevant_memories>` block; `None` or empty omits the section.
-    pub memory: Option<&'a str>,
+    /// The optional sections after `## workspace`, in the order they are rendered.
+    pub sections: &'a [SectionText<'a>],
 }
 
 /// A rendered prompt, shared with the cache, and whether the cache served it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
+    /// The prompt.
     pub text: Arc<str>,
+    /// Whether the renderer's cache served it.
     pub cache: CacheUse,
 }
 
@@ -83,7 +102,7 @@ enum ToolsKey {
     Registry(RegistryStamp),
 }
 
-/// The cache key: all six inputs in canonical form. Compared whole (not hashed), so a key
+/// The cache key: every input in canonical form. Compared whole (not hashed), so a key
 /// collision cannot serve one prompt for another; a registry's stamp stands for its names
 /// because equal stamps mean equal names.
 #[derive(Debug)]
@@ -92,8 +111,8 @@ struct Key {
     context: String,
     tools: ToolsKey,
     workspace: String,
-    skills: Option<String>,
-    memory: Option<String>,
+    /// The present optional sections (heading, trimmed body), in order.
+    sections: Vec<(String, String)>,
 }
 
 /// The inputs after trimming, borrowed: what a hit is compared on, so a hit allocates nothing.
@@ -102,8 +121,7 @@ struct Canonical<'a> {
     context: &'a str,
     tools: ToolNames<'a>,
     workspace: &'a str,
-    skills: Option<&'a str>,
-    memory: Option<&'a str>,
+    sections: &'a [SectionText<'a>],
 }
 
 impl Key {
@@ -119,8 +137,11 @@ impl Key {
             && self.identity == inputs.identity
             && self.context == inputs.context
             && self.workspace == inputs.workspace
-            && self.skills.as_deref() == inputs.skills
-            && self.memory.as_deref() == inputs.memory
+            && self
+                .sections
+                .iter()
+                .map(|(heading, body)| (heading.as_str(), body.as_str()))
+                .eq(present_sections(inputs.sections))
     }
 }
 
@@ -137,9 +158,14 @@ pub struct DynamicPromptRenderer {
     hits: AtomicUsize,
 }
 
-/// An optional section's text, or `None` when it is absent or blank.
-fn present(text: Option<&str>) -> Option<&str> {
-    text.map(str::trim_end).filter(|t| !t.is_empty())
+/// The sections with a non-blank body, as (heading, trimmed body): what is rendered and keyed.
+fn present_sections<'a>(
+    sections: &'a [SectionText<'a>],
+) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+    sections.iter().filter_map(|s| {
+        let body = s.body.trim_end();
+        (!body.is_empty()).then_some((s.heading, body))
+    })
 }
 
 fn required(text: &str, empty: RenderError) -> Result<&str, RenderError> {
@@ -152,6 +178,7 @@ fn required(text: &str, empty: RenderError) -> Result<&str, RenderError> {
 }
 
 impl DynamicPromptRenderer {
+    /// A renderer with an empty cache.
     pub fn new() -> Self {
         Self::default()
     }
@@ -178,8 +205,7 @@ impl DynamicPromptRenderer {
             context: &context,
             tools: ToolNames::List(inputs.tools),
             workspace: inputs.workspace,
-            skills: inputs.skills,
-            memory: inputs.memory,
+            sections: inputs.sections,
         })?;
         Ok(rendered.text.to_string())
     }
@@ -192,8 +218,7 @@ impl DynamicPromptRenderer {
             context: inputs.context.stable_json(),
             tools: inputs.tools,
             workspace: required(inputs.workspace, RenderError::EmptyWorkspace)?,
-            skills: present(inputs.skills),
-            memory: present(inputs.memory),
+            sections: inputs.sections,
         };
 
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
@@ -223,8 +248,9 @@ impl DynamicPromptRenderer {
             context: canonical.context.to_string(),
             tools,
             workspace: canonical.workspace.to_string(),
-            skills: canonical.skills.map(str::to_string),
-            memory: canonical.memory.map(str::to_string),
+            sections: present_sections(canonical.sections)
+                .map(|(heading, body)| (heading.to_string(), body.to_string()))
+                .collect(),
         };
         let (text, sections) = assemble(&key, names);
         tracing::info!(target: "prompt", "[assembled] sections: {}", sections.join(", "));
@@ -240,7 +266,7 @@ impl DynamicPromptRenderer {
     }
 }
 
-fn assemble(key: &Key, names: &[String]) -> (String, Vec<&'static str>) {
+fn assemble<'k>(key: &'k Key, names: &[String]) -> (String, Vec<&'k str>) {
     let tools = if names.is_empty() {
         "(none)".to_string()
     } else {
@@ -258,11 +284,8 @@ fn assemble(key: &Key, names: &[String]) -> (String, Vec<&'static str>) {
         ("tools", format!("## tools\n{tools}")),
         ("workspace", format!("## workspace\n{}", key.workspace)),
     ];
-    if let Some(skills) = &key.skills {
-        sections.push(("skills", format!("## skills\n{skills}")));
-    }
-    if let Some(memory) = &key.memory {
-        sections.push(("memory", format!("## memory\n{memory}")));
+    for (heading, body) in &key.sections {
+        sections.push((heading.as_str(), format!("## {heading}\n{body}")));
     }
     let names = sections.iter().map(|(name, _)| *name).collect();
     let text = sections

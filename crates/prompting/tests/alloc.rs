@@ -9,7 +9,9 @@ use std::sync::Arc;
 use agent_core::{
     CacheUse, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolRegistry, ToolSpec,
 };
-use agent_prompting::{CheckedInputs, DynamicPromptRenderer, PromptContext, ToolNames};
+use agent_prompting::{
+    CheckedInputs, DynamicPromptRenderer, PromptContext, SectionText, ToolNames,
+};
 use serde_json::json;
 
 /// Counts allocations made by the current thread, so tests running in parallel on other
@@ -81,8 +83,16 @@ fn a_cache_hit_allocates_nothing_at_8_or_512_tools() {
             context: &context,
             tools: ToolNames::Registry(&tools),
             workspace: "/work/project",
-            skills: Some("- **rust-test**: Add a test"),
-            memory: Some("<relevant_memories>\nx\n</relevant_memories>"),
+            sections: &[
+                SectionText {
+                    heading: "skills",
+                    body: "- **rust-test**: Add a test",
+                },
+                SectionText {
+                    heading: "memory",
+                    body: "<relevant_memories>\nx\n</relevant_memories>",
+                },
+            ],
         };
         let renderer = DynamicPromptRenderer::new();
         let miss = renderer.render_checked(&inputs).unwrap();

@@ -201,29 +201,74 @@ impl TeamTools {
         })
     }
 
-    /// The lead's tools: `spawn_teammate`, `send_message`, `list_teammates`, and with the
-    /// protocols `request_shutdown`, `review_plan`.
-    pub fn register_lead(
+    /// `spawn_teammate` for the lead, with `require_plan` when the protocols are on.
+    pub fn add_spawn_teammate(
         &self,
         tools: ToolRegistryBuilder,
         protocols: Protocols,
     ) -> ToolRegistryBuilder {
         let me = self.for_caller(AgentId::lead());
-        let tools = tools
+        tools.tool(
+            spawn_teammate_spec_for(protocols),
+            Arc::new(SpawnTeammate(me)),
+        )
+    }
+
+    /// `list_teammates` for the lead.
+    pub fn add_list_teammates(&self, tools: ToolRegistryBuilder) -> ToolRegistryBuilder {
+        let me = self.for_caller(AgentId::lead());
+        tools.tool(list_teammates_spec(), Arc::new(ListTeammates(me)))
+    }
+
+    /// `send_message`, sending as `caller`.
+    pub fn add_send_message(
+        &self,
+        tools: ToolRegistryBuilder,
+        caller: AgentId,
+    ) -> ToolRegistryBuilder {
+        tools.tool(
+            send_message_spec(),
+            Arc::new(SendMessage(self.for_caller(caller))),
+        )
+    }
+
+    /// The lead's side of the protocols: `request_shutdown`, `review_plan`.
+    pub fn add_lead_protocols(&self, tools: ToolRegistryBuilder) -> ToolRegistryBuilder {
+        let me = self.for_caller(AgentId::lead());
+        tools
             .tool(
-                spawn_teammate_spec_for(protocols),
-                Arc::new(SpawnTeammate(me.clone())),
+                request_shutdown_spec(),
+                Arc::new(RequestShutdown(me.clone())),
             )
-            .tool(send_message_spec(), Arc::new(SendMessage(me.clone())))
-            .tool(list_teammates_spec(), Arc::new(ListTeammates(me.clone())));
+            .tool(review_plan_spec(), Arc::new(ReviewPlan(me)))
+    }
+
+    /// A teammate's side of the protocols: `submit_plan`, submitting as `teammate`.
+    pub fn add_submit_plan(
+        &self,
+        tools: ToolRegistryBuilder,
+        teammate: AgentId,
+    ) -> ToolRegistryBuilder {
+        tools.tool(
+            submit_plan_spec(),
+            Arc::new(SubmitPlan(self.for_caller(teammate))),
+        )
+    }
+
+    /// The lead's tools: `spawn_teammate`, `send_message`, `list_teammates`, and with the
+    /// protocols `request_shutdown`, `review_plan` (the harness adds the same tools one
+    /// feature at a time).
+    pub fn register_lead(
+        &self,
+        tools: ToolRegistryBuilder,
+        protocols: Protocols,
+    ) -> ToolRegistryBuilder {
+        let tools = self.add_spawn_teammate(tools, protocols);
+        let tools = self.add_send_message(tools, AgentId::lead());
+        let tools = self.add_list_teammates(tools);
         match protocols {
             Protocols::Off => tools,
-            Protocols::On => tools
-                .tool(
-                    request_shutdown_spec(),
-                    Arc::new(RequestShutdown(me.clone())),
-                )
-                .tool(review_plan_spec(), Arc::new(ReviewPlan(me))),
+            Protocols::On => self.add_lead_protocols(tools),
         }
     }
 
@@ -235,11 +280,10 @@ impl TeamTools {
         teammate: AgentId,
         protocols: Protocols,
     ) -> ToolRegistryBuilder {
-        let me = self.for_caller(teammate);
-        let tools = tools.tool(send_message_spec(), Arc::new(SendMessage(me.clone())));
+        let tools = self.add_send_message(tools, teammate.clone());
         match protocols {
             Protocols::Off => tools,
-            Protocols::On => tools.tool(submit_plan_spec(), Arc::new(SubmitPlan(me))),
+            Protocols::On => self.add_submit_plan(tools, teammate),
         }
     }
 }

@@ -56,7 +56,7 @@ fn ctrl_c_typed_during_a_sleep_30_call_ends_the_call_and_the_prompt_comes_back()
          ch11 >> "
     );
     terminal.type_keys(b"\x04");
-    assert!(terminal.wait_exit().success());
+    terminal.expect_success();
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn ctrl_c_typed_at_an_approval_question_cancels_only_the_question() {
     );
     assert!(!dir.path().join("ran").exists());
     terminal.type_keys(b"\x04");
-    assert!(terminal.wait_exit().success());
+    terminal.expect_success();
 }
 
 #[test]

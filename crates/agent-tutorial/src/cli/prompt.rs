@@ -62,9 +62,9 @@ pub fn first_request(
 ) -> CliResult<ModelRequest> {
     let mut deps = AgentDeps::new(Arc::new(NoModel), workspace);
     deps.memory_placement = placement;
-    // Chapter 15 on: the lead's team tools, over a team that starts nobody.
-    let spec = crate::agents::spec(profile).map_err(CliError::usage)?;
-    agent_harness::team_runtime::preview(&spec, &mut deps);
+    // Chapter 15 on: the lead's team tools, over a team that starts nobody (before, the
+    // seat is unused).
+    agent_harness::team_runtime::preview(&mut deps);
     let agent = build_preview_agent(profile, deps, prompt).map_err(CliError::usage)?;
     runtime()?
         .block_on(agent.preview_request(prompt))
@@ -93,10 +93,9 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
         };
         let base_profile = Profile::for_chapter(base).map_err(CliError::usage)?;
         // The base chapter gets the same placement where it has one (chapter 10 on).
-        let base_placement = if base_profile.has(crate::Capability::DynamicPrompt) {
-            placement
-        } else {
-            crate::MemoryPlacement::default()
+        let base_placement = match base_profile.features().prompt {
+            agent_harness::PromptStyle::Dynamic => placement,
+            agent_harness::PromptStyle::Fixed => crate::MemoryPlacement::default(),
         };
         let base_request = first_request(base_profile, workspace, &args.prompt, base_placement)?;
         let diff = render::unified_diff(
@@ -122,7 +121,7 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
         let mut body =
             agent_openai::to_chat_request(&model, agent_openai::Sampling::default(), &request);
         // A run makes one key per session (chapter 10 on); a preview has no session.
-        if profile.has(crate::Capability::DynamicPrompt) {
+        if profile.features().prompt == agent_harness::PromptStyle::Dynamic {
             body.prompt_cache_key = Some("<session id>".to_string());
         }
         let text = serde_json::to_string_pretty(&body).map_err(CliError::runtime)?;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use agent_core::{ModelClient, RunError};
 use agent_test_support::ScriptBook;
 
-use crate::{Capability, Profile};
+use crate::Profile;
+use agent_harness::{Features, Input, ModelFallback, PromptStyle, ShellHooks};
 use agent_openai::{ConfigOverrides, FallbackNeed, ModelEnv, OpenAiModel};
 use agent_recovery::{Fallback, RetryPolicy};
 
@@ -14,9 +15,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::io::IsTerminal;
 
 use agent_core::AgentId;
-use agent_harness::session::{
-    EndReason, InterruptFrom, Interrupts, Mode, Op, Session, SessionHandle,
-};
+use agent_harness::session::{EndReason, InterruptFrom, Mode, Op, Session, SessionHandle};
 
 use super::client::{Client, ClientMode, Screen};
 use super::deps::{ApproveMode, AuditedApproval, AuditedEvents, load_shell_hooks, terminal_width};
@@ -92,7 +91,7 @@ pub(super) fn retry_policy(args: &RunArgs) -> RetryPolicy {
     }
 }
 
-fn choose_model(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
+fn choose_model(features: Features, args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
     if let Some(script) = &args.script {
         // The message already names the cause; as a chain, `{:#}` would print it twice.
         let model = ScriptBook::from_file(script)
@@ -108,10 +107,9 @@ fn choose_model(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult<M
         },
         request_timeout: Some(std::time::Duration::from_secs(args.request_timeout)),
         fallback_model: args.fallback_model.clone(),
-        fallback: if profile.has(Capability::Recovery) {
-            FallbackNeed::Required
-        } else {
-            FallbackNeed::NotUsed
+        fallback: match features.fallback {
+            ModelFallback::Required => FallbackNeed::Required,
+            ModelFallback::NotUsed => FallbackNeed::NotUsed,
         },
     };
     let dotenv = std::env::current_dir().ok().map(|d| d.join(".env"));
@@ -119,9 +117,7 @@ fn choose_model(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult<M
         .map_err(CliError::usage)?;
     tracing::info!(base_url = %config.base_url, model = %config.model, "model configuration");
     // Chapter 10 on: one prompt cache key for the whole session (see `session_cache_key`).
-    let cache_key = profile
-        .has(Capability::DynamicPrompt)
-        .then(session_cache_key);
+    let cache_key = (features.prompt == PromptStyle::Dynamic).then(session_cache_key);
     let build = |config: &agent_openai::OpenAiConfig| -> CliResult<OpenAiModel> {
         let model = OpenAiModel::new(config).map_err(CliError::usage)?;
         Ok(match &cache_key {
@@ -162,7 +158,7 @@ pub(crate) fn memory_placement(
     placement: Option<super::PlacementArg>,
 ) -> CliResult<crate::MemoryPlacement> {
     match placement {
-        Some(_) if !profile.has(Capability::DynamicPrompt) => {
+        Some(_) if profile.features().prompt == PromptStyle::Fixed => {
             Err(CliError::usage(anyhow::anyhow!(
                 "--memory-placement needs chapter 10 or later: chapter {}'s system prompt is fixed (chapter 9 sends memory as its own message)",
                 profile.chapter
@@ -174,9 +170,10 @@ pub(crate) fn memory_placement(
 
 /// `env` holds the `OPENAI_*` variables taken out of the process environment at start-up.
 pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
+    let features = profile.features();
     let placement = memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
-    let model = Arc::new(choose_model(profile, args, env)?);
+    let model = Arc::new(choose_model(features, args, env)?);
     let observer = CliObserver::new(args.record.as_deref()).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
         CliError::usage(anyhow::anyhow!(
@@ -190,12 +187,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     });
     // Chapter 11 on, Ctrl-C cancels a turn and a second one quits; before, the first one ends
     // the session (and the command running with it).
-    let interrupts = if profile.has(Capability::Recovery) {
-        Interrupts::CancelTurn
-    } else {
-        Interrupts::EndSession
-    };
-    let mut session = Session::new(interrupts);
+    let mut session = Session::new(features.interrupts);
     let lead = AgentId::lead();
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut deps = AgentDeps::new(model.client(), workspace.clone());
@@ -216,7 +208,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     if !args.trust_workspace {
         deps.trust = Arc::new(super::trust::StoreTrust::from_env(workspace.root()));
     }
-    if profile.has(Capability::Hooks) {
+    if features.shell_hooks == ShellHooks::Loaded {
         let trust = if args.trust_workspace {
             HookTrust::Bypassed
         } else {
@@ -240,10 +232,9 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         Mode::OneShot | Mode::UntilIdle => (None, None),
         Mode::Interactive => {
             // Chapter 11 on, a terminal gets a line editor; before, plain lines.
-            let mut editor = if profile.has(Capability::Recovery) {
-                LineEditor::open()
-            } else {
-                LineEditor::Plain
+            let mut editor = match features.input {
+                Input::LineEditor => LineEditor::open(),
+                Input::PlainLines => LineEditor::Plain,
             };
             let printer = editor.printer();
             (Some(spawn_editor(editor, reads_tx)), printer)

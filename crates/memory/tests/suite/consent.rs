@@ -6,7 +6,7 @@ use agent_core::{
     AgentEvent, CallSummary, CollectingSink, Events, GateDecision, Message, ModelReply,
     PermissionGate, PreparedCall, ToolEffect, Verdict,
 };
-use agent_memory::{MEMORY_WRITE, MemoryDelivery, MemorySession, MemoryStore};
+use agent_memory::{MEMORY_WRITE, MemoryPlacement, MemorySession, MemoryStore};
 use agent_test_support::{ScriptStep, ScriptedModel};
 use agent_workspace::Workspace;
 use serde_json::json;
@@ -59,7 +59,7 @@ fn run(answer: GateDecision) -> Run {
         asked: Mutex::new(Vec::new()),
     });
     let events = Arc::new(CollectingSink::new());
-    let session = MemorySession::new(MemoryStore::open(&ws), model, MemoryDelivery::OwnMessage)
+    let session = MemorySession::new(MemoryStore::open(&ws), model, MemoryPlacement::OwnMessage)
         .gate(gate.clone())
         .events(Events::new(events.clone()));
     (dir, gate, session, events)

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use agent_core::{Message, ModelReply};
-use agent_memory::{MemoryDelivery, MemoryRecord, MemorySession, MemoryType, render_block};
+use agent_memory::{MemoryPlacement, MemoryRecord, MemorySession, MemoryType, render_block};
 use agent_test_support::{Recording, ScriptedModel};
 use agent_workspace::Workspace;
 
@@ -20,7 +20,7 @@ async fn extraction_never_reads_a_job_notice_or_hook_context_as_the_users_words(
     let session = MemorySession::new(
         agent_memory::MemoryStore::open(&ws),
         model.clone(),
-        MemoryDelivery::OwnMessage,
+        MemoryPlacement::OwnMessage,
     )
     .events(agent_core::Events::new(events.clone()));
     let turn = vec![

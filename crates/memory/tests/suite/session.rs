@@ -1,14 +1,14 @@
 use std::sync::Arc;
 
 use agent_core::{AgentEvent, CollectingSink, Events, Message, ModelError, ModelReply};
-use agent_memory::{MemoryDelivery, MemoryRecord, MemorySession, MemoryStore, MemoryType};
+use agent_memory::{MemoryPlacement, MemoryRecord, MemorySession, MemoryStore, MemoryType};
 use agent_test_support::ScriptStep;
 use agent_test_support::{Recording, ScriptedModel};
 use agent_workspace::Workspace;
 
 fn setup(
     steps: Vec<ScriptStep>,
-    delivery: MemoryDelivery,
+    delivery: MemoryPlacement,
 ) -> (
     tempfile::TempDir,
     Arc<ScriptedModel>,
@@ -86,7 +86,7 @@ fn seed(session: &MemorySession) {
 async fn the_selector_picks_and_the_block_renders_once() {
     let (_d, model, session, events) = setup(
         vec![reply("```json\n[\"indent-style\"]\n```")],
-        MemoryDelivery::OwnMessage,
+        MemoryPlacement::OwnMessage,
     );
     seed(&session);
     session.begin_turn("format main.rs").await;
@@ -133,7 +133,7 @@ async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
         ),
     ];
     for (step, error) in cases {
-        let (_d, _m, session, events) = setup(vec![step], MemoryDelivery::OwnMessage);
+        let (_d, _m, session, events) = setup(vec![step], MemoryPlacement::OwnMessage);
         seed(&session);
         session.begin_turn("how do I indent Rust?").await;
         assert_eq!(last_error(&events).as_deref(), Some(error));
@@ -144,8 +144,7 @@ async fn a_failing_selector_falls_back_to_keywords_and_records_the_error() {
 
 #[tokio::test]
 async fn chapter_10_mode_selects_but_emits_nothing() {
-    let (_d, _m, session, _events) =
-        setup(vec![reply("[\"deploy\"]")], MemoryDelivery::InSystemPrompt);
+    let (_d, _m, session, _events) = setup(vec![reply("[\"deploy\"]")], MemoryPlacement::Prompt);
     seed(&session);
     session.begin_turn("ship it").await;
     assert_eq!(session.selected().len(), 1);
@@ -159,7 +158,7 @@ async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
         Message::assistant_text("Noted."),
     ];
     let good = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "The user wants tabs."}]"#;
-    let (_d, model, session, events) = setup(vec![reply(good)], MemoryDelivery::OwnMessage);
+    let (_d, model, session, events) = setup(vec![reply(good)], MemoryPlacement::OwnMessage);
     session.complete(&turn).await;
     assert_eq!(last_error(&events), None);
     assert_eq!(extracted(&events), vec!["tabs"]);
@@ -193,7 +192,7 @@ async fn extraction_writes_valid_records_and_garbage_writes_nothing() {
         ),
     ];
     for (text, error) in garbage {
-        let (dir, _m, session, events) = setup(vec![reply(text)], MemoryDelivery::OwnMessage);
+        let (dir, _m, session, events) = setup(vec![reply(text)], MemoryPlacement::OwnMessage);
         session.complete(&turn).await;
         assert_eq!(last_error(&events).as_deref(), Some(error));
         assert!(!dir.path().join(".memory/MEMORY.md").exists());
@@ -207,7 +206,7 @@ async fn ten_records_are_consolidated_sources_archived_after_the_replacement() {
     let consolidation = r#"{"source_names": ["fact-0", "fact-1", "fact-2"], "records": [{"name": "facts-0-2", "type": "project", "description": "Facts 0 to 2", "body": "merged"}]}"#;
     let (dir, model, session, events) = setup(
         vec![reply(&extraction), reply(consolidation)],
-        MemoryDelivery::OwnMessage,
+        MemoryPlacement::OwnMessage,
     );
     session.complete(&[Message::user("x")]).await;
     assert_eq!(last_error(&events), None);
@@ -245,7 +244,7 @@ async fn ten_records_are_consolidated_sources_archived_after_the_replacement() {
 async fn a_record_the_selector_names_twice_is_selected_once() {
     let (_d, _m, session, events) = setup(
         vec![reply(r#"["deploy", "indent-style", "deploy"]"#)],
-        MemoryDelivery::OwnMessage,
+        MemoryPlacement::OwnMessage,
     );
     seed(&session);
     session.begin_turn("ship it with tabs").await;
@@ -257,7 +256,7 @@ async fn a_record_the_selector_names_twice_is_selected_once() {
 async fn a_record_extracted_twice_in_one_reply_is_saved_once_and_the_last_wins() {
     let twice = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "First."},
                     {"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "Second."}]"#;
-    let (_d, _m, session, events) = setup(vec![reply(twice)], MemoryDelivery::OwnMessage);
+    let (_d, _m, session, events) = setup(vec![reply(twice)], MemoryPlacement::OwnMessage);
     session.complete(&[Message::user("tabs please")]).await;
     assert_eq!(last_error(&events), None);
     assert_eq!(extracted(&events), vec!["tabs"]);
@@ -292,7 +291,7 @@ async fn a_consolidation_that_would_only_delete_or_remove_most_records_is_refuse
     for (consolidation, error) in cases {
         let (dir, model, session, events) = setup(
             vec![reply(&ten_facts()), reply(consolidation)],
-            MemoryDelivery::OwnMessage,
+            MemoryPlacement::OwnMessage,
         );
         session.complete(&[Message::user("x")]).await;
         model.finish().unwrap();
@@ -315,7 +314,7 @@ async fn a_corrupt_record_is_reported_and_the_others_are_selected_and_extracted(
     let good = r#"[{"name": "tabs", "type": "feedback", "description": "Use tabs", "body": "b"}]"#;
     let (dir, _m, session, events) = setup(
         vec![reply(r#"["deploy"]"#), reply(good)],
-        MemoryDelivery::OwnMessage,
+        MemoryPlacement::OwnMessage,
     );
     seed(&session);
     let index = std::fs::read_to_string(dir.path().join(".memory/MEMORY.md")).unwrap();
@@ -382,7 +381,7 @@ fn rich_turn() -> Vec<Message> {
 /// provably changed nothing the model receives.
 #[tokio::test]
 async fn the_extraction_request_is_pinned_byte_for_byte() {
-    let (_d, model, session, events) = setup(vec![reply("[]")], MemoryDelivery::OwnMessage);
+    let (_d, model, session, events) = setup(vec![reply("[]")], MemoryPlacement::OwnMessage);
     seed(&session);
     session.complete(&rich_turn()).await;
     assert_eq!(last_error(&events), None);
@@ -405,7 +404,7 @@ async fn the_extraction_request_is_pinned_byte_for_byte() {
 #[tokio::test]
 async fn the_selector_request_is_pinned_byte_for_byte() {
     let (_d, model, session, _events) =
-        setup(vec![reply("[\"deploy\"]")], MemoryDelivery::OwnMessage);
+        setup(vec![reply("[\"deploy\"]")], MemoryPlacement::OwnMessage);
     seed(&session);
     session.begin_turn("ship it").await;
     assert_eq!(
@@ -422,7 +421,7 @@ async fn the_selector_request_is_pinned_byte_for_byte() {
 /// A preview asks what a turn would select; the session itself keeps its own selection.
 #[tokio::test]
 async fn selecting_by_keywords_for_a_preview_stores_nothing() {
-    let (_d, _model, session, _events) = setup(vec![], MemoryDelivery::OwnMessage);
+    let (_d, _model, session, _events) = setup(vec![], MemoryPlacement::OwnMessage);
     seed(&session);
     let chosen: Vec<String> = session
         .select_by_keywords("how do I deploy")

@@ -9,7 +9,7 @@ use agent_core::{
 };
 use agent_prompting::{
     CheckedInputs, DynamicPromptRenderer, PromptContext, PromptInputs, RenderError, Rendered,
-    ToolNames,
+    SectionText, ToolNames,
 };
 use serde_json::json;
 
@@ -68,14 +68,26 @@ impl Fixture {
         }
     }
 
+    /// The skills and memory sections, in the order the harness gives them.
+    fn sections(&self) -> Vec<SectionText<'_>> {
+        [("skills", &self.skills), ("memory", &self.memory)]
+            .into_iter()
+            .filter_map(|(heading, body)| {
+                Some(SectionText {
+                    heading,
+                    body: body.as_deref()?,
+                })
+            })
+            .collect()
+    }
+
     fn render(&self, renderer: &DynamicPromptRenderer) -> Result<Rendered, RenderError> {
         renderer.render_checked(&CheckedInputs {
             identity: &self.identity,
             context: &self.context,
             tools: ToolNames::Registry(&self.tools),
             workspace: &self.workspace,
-            skills: self.skills.as_deref(),
-            memory: self.memory.as_deref(),
+            sections: &self.sections(),
         })
     }
 }
@@ -177,8 +189,7 @@ fn a_tool_list_and_a_registry_with_the_same_names_render_the_same_text() {
         context: &fx.context,
         tools: &names,
         workspace: &fx.workspace,
-        skills: fx.skills.as_deref(),
-        memory: fx.memory.as_deref(),
+        sections: &fx.sections(),
     });
     assert_eq!(list, Ok(BASE.to_string()));
     assert_eq!(fx.render(&renderer), Ok(rendered(BASE, CacheUse::Miss)));

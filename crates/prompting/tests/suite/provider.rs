@@ -4,7 +4,10 @@ use std::sync::{Arc, Mutex};
 use agent_core::{
     AgentEvent, CacheUse, CollectingSink, Events, SystemPromptProvider, ToolRegistry,
 };
-use agent_prompting::{DynamicPromptProvider, DynamicPromptRenderer, PromptContext, RenderError};
+use agent_prompting::{
+    DynamicPromptProvider, DynamicPromptRenderer, PromptContext, PromptSection, RenderError,
+    SectionBody, SectionOrder,
+};
 use serde_json::json;
 
 use super::checked::{add_tool, registry};
@@ -31,12 +34,21 @@ async fn a_render_failure_keeps_the_render_error_as_its_source() {
     assert_eq!(source, Some(&RenderError::EmptyIdentity));
 }
 
-/// The memory section is read from the source on every render: a closure is a source.
+/// A live section over a shared slot: what a test changes between renders.
+fn live(heading: &str, order: u16, slot: &Arc<Mutex<Option<String>>>) -> PromptSection {
+    let slot = slot.clone();
+    PromptSection::new(
+        heading,
+        SectionOrder::new(order),
+        SectionBody::Live(Arc::new(move || slot.lock().unwrap().clone())),
+    )
+}
+
+/// A live section is read from its source on every render: a closure is a source.
 #[tokio::test]
 async fn the_memory_block_is_read_from_its_source_before_every_render() {
     let block: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-    let shared = block.clone();
-    let provider = provider("Be brief.").memory(Arc::new(move || shared.lock().unwrap().clone()));
+    let provider = provider("Be brief.").section(live("memory", 2, &block));
     let base = "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project";
     assert_eq!(provider.system_prompt().await.unwrap(), base);
     *block.lock().unwrap() = Some("<relevant_memories>\nx\n</relevant_memories>".into());
@@ -51,12 +63,13 @@ async fn the_memory_block_is_read_from_its_source_before_every_render() {
 #[tokio::test]
 async fn the_tasks_section_follows_memory_and_is_absent_without_open_tasks() {
     let tasks: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-    let shared = tasks.clone();
+    let memory = Arc::new(Mutex::new(Some(
+        "<relevant_memories>\nx\n</relevant_memories>".to_string(),
+    )));
+    // Added out of order: the order each section carries decides where it goes.
     let provider = provider("Be brief.")
-        .memory(Arc::new(|| {
-            Some("<relevant_memories>\nx\n</relevant_memories>".to_string())
-        }))
-        .tasks(Arc::new(move || shared.lock().unwrap().clone()));
+        .section(live("tasks", 3, &tasks))
+        .section(live("memory", 2, &memory));
     let base = "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project\n\n## memory\n<relevant_memories>\nx\n</relevant_memories>";
     assert_eq!(provider.system_prompt().await.unwrap(), base);
     *tasks.lock().unwrap() = Some("- #2 [pending] Test the parser (ready)".into());
@@ -66,6 +79,30 @@ async fn the_tasks_section_follows_memory_and_is_absent_without_open_tasks() {
     );
     *tasks.lock().unwrap() = Some(String::new());
     assert_eq!(provider.system_prompt().await.unwrap(), base);
+}
+
+/// Sections of equal order keep the order they were added in; a fixed one is rendered as given.
+#[tokio::test]
+async fn sections_of_equal_order_keep_the_order_they_were_added_in() {
+    let fixed = |heading: &str, text: &str| {
+        PromptSection::new(
+            heading,
+            SectionOrder::new(1),
+            SectionBody::Fixed(text.into()),
+        )
+    };
+    let provider = provider("Be brief.")
+        .section(fixed("b", "second"))
+        .section(fixed("a", "third"))
+        .section(PromptSection::new(
+            "first",
+            SectionOrder::new(0),
+            SectionBody::Fixed("one".into()),
+        ));
+    assert_eq!(
+        provider.system_prompt().await.unwrap(),
+        "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project\n\n## first\none\n\n## b\nsecond\n\n## a\nthird"
+    );
 }
 
 /// A tool registered on the live registry after the provider was built is in the next prompt,
@@ -134,4 +171,22 @@ async fn a_request_that_offers_no_tools_says_none_in_its_tools_section() {
             "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project"
         )
     );
+}
+
+/// A live section is part of the renderer's cache key: an unchanged task list is served from
+/// the cache, a changed one is assembled again.
+#[tokio::test]
+async fn a_live_section_is_part_of_the_cache_key() {
+    let tasks = Arc::new(Mutex::new(Some(
+        "- #1 [pending] Write the parser (ready)".into(),
+    )));
+    let provider = provider("Be brief.").section(live("tasks", 3, &tasks));
+    let first = provider.render().unwrap();
+    assert_eq!(provider.render().unwrap(), first);
+    *tasks.lock().unwrap() = Some("- #2 [pending] Test the parser (ready)".into());
+    assert_eq!(
+        provider.render().unwrap(),
+        "## identity\nBe brief.\ncontext: {\"chapter\":10}\n\n## tools\n(none)\n\n## workspace\n/work/project\n\n## tasks\n- #2 [pending] Test the parser (ready)"
+    );
+    assert_eq!(provider.renderer().cache_hits(), 1);
 }

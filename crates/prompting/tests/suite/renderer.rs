@@ -1,4 +1,6 @@
-use agent_prompting::{ContextError, DynamicPromptRenderer, PromptInputs, RenderError};
+use agent_prompting::{
+    ContextError, DynamicPromptRenderer, PromptInputs, RenderError, SectionText,
+};
 use serde_json::{Value, json};
 
 const MEMORY: &str = "<relevant_memories>\n## prefers-tabs (feedback)\nThe user wants Rust indented with tabs\nUse tabs, never spaces.\n</relevant_memories>";
@@ -33,14 +35,26 @@ impl Fixture {
         }
     }
 
+    /// The skills and memory sections, in the order the harness gives them.
+    fn sections(&self) -> Vec<SectionText<'_>> {
+        [("skills", &self.skills), ("memory", &self.memory)]
+            .into_iter()
+            .filter_map(|(heading, body)| {
+                Some(SectionText {
+                    heading,
+                    body: body.as_deref()?,
+                })
+            })
+            .collect()
+    }
+
     fn render(&self, renderer: &DynamicPromptRenderer) -> Result<String, RenderError> {
         renderer.render(&PromptInputs {
             identity: &self.identity,
             context: &self.context,
             tools: &self.tools,
             workspace: &self.workspace,
-            skills: self.skills.as_deref(),
-            memory: self.memory.as_deref(),
+            sections: &self.sections(),
         })
     }
 }
@@ -237,8 +251,7 @@ mod erased {
                 context: self,
                 tools: &fx.tools,
                 workspace: &fx.workspace,
-                skills: fx.skills.as_deref(),
-                memory: fx.memory.as_deref(),
+                sections: &fx.sections(),
             })
         }
     }
