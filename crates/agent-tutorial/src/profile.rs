@@ -77,7 +77,9 @@ const TABLE: &[Profile] = &[
     row(12, Built,   &[C::TaskGraph],             "tasks that outlive the conversation: a persistent DAG in .tasks/"),
     row(13, Built,   &[C::Background],            "background jobs: work that runs while the agent keeps talking"),
     row(14, Built,   &[C::Cron],                  "cron: prompts that run on a schedule"),
-    row(15, Planned, &[],                         "teammates: persistent teammates running concurrently, FIFO inboxes"),
+    row(15, Built,   &[C::Teammates, C::Mailbox], "teammates: persistent teammates that talk through durable mailboxes"),
+    row(16, Built,   &[C::Protocols, C::PlanGate], "protocols: shutdown and plan approval, requests answered by id"),
+    row(17, Planned, &[],                         "a shared task board: claims, leases and fencing tokens"),
 ];
 
 /// Why a chapter number has no profile to run.
@@ -156,8 +158,8 @@ mod tests {
     #[test]
     fn unknown_and_unbuilt_chapters_are_errors() {
         assert_eq!(Profile::for_chapter(0), Err(ProfileError::Unknown(0)));
-        assert_eq!(Profile::for_chapter(16), Err(ProfileError::Unknown(16)));
-        assert_eq!(Profile::for_chapter(15), Err(ProfileError::NotBuilt(15)));
+        assert_eq!(Profile::for_chapter(18), Err(ProfileError::Unknown(18)));
+        assert_eq!(Profile::for_chapter(17), Err(ProfileError::NotBuilt(17)));
     }
 
     #[test]

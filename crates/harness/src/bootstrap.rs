@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::features::{Assembly, StartSelection, installed};
+use crate::team_runtime::TeamSeat;
 use crate::{Capabilities, Features, MemoryPlacement};
 use agent_compaction::{ArtifactConfig, CompactionConfig};
 use agent_hooks::HookRegistry;
@@ -63,6 +64,10 @@ pub struct AgentDeps {
     /// used. Defaults to trusting all (the caller brought the workspace); the CLI passes the
     /// user's trust store.
     pub trust: Arc<dyn agent_trust::WorkspaceTrust>,
+    /// The agent's place in a team (chapters 15–16): what the team features install their
+    /// tools and the plan gate from. [`TeamSeat::Alone`] by default; `team_runtime` seats
+    /// the lead and each teammate.
+    pub team: TeamSeat,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -98,6 +103,7 @@ impl AgentDeps {
             cron_clock: Arc::new(SystemClock),
             memory_placement: MemoryPlacement::Prompt,
             trust: Arc::new(agent_trust::TrustAll),
+            team: TeamSeat::Alone,
         }
     }
 }

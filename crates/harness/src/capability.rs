@@ -37,11 +37,19 @@ pub enum Capability {
     Background,
     /// Scheduled prompts (chapter 14).
     Cron,
+    /// Named teammates the lead starts, each an agent of the session (chapter 15).
+    Teammates,
+    /// The durable mailboxes the agents talk through (chapter 15).
+    Mailbox,
+    /// Shutdown and plan approval, as durable requests answered by id (chapter 16).
+    Protocols,
+    /// The plan gate: a teammate's changes wait for an approved plan (chapter 16).
+    PlanGate,
 }
 
 impl Capability {
     /// Every capability, in the order the chapters add them.
-    pub const ALL: [Capability; 15] = [
+    pub const ALL: [Capability; 19] = [
         Self::Bash,
         Self::Files,
         Self::Policy,
@@ -57,6 +65,10 @@ impl Capability {
         Self::TaskGraph,
         Self::Background,
         Self::Cron,
+        Self::Teammates,
+        Self::Mailbox,
+        Self::Protocols,
+        Self::PlanGate,
     ];
 
     /// The snake_case name shown by `agent-tutorial chapters`.
@@ -77,6 +89,10 @@ impl Capability {
             Self::TaskGraph => "task_graph",
             Self::Background => "background",
             Self::Cron => "cron",
+            Self::Teammates => "teammates",
+            Self::Mailbox => "mailbox",
+            Self::Protocols => "protocols",
+            Self::PlanGate => "plan_gate",
         }
     }
 
@@ -111,6 +127,12 @@ impl Capabilities {
     #[must_use]
     pub fn without(self, capability: Capability) -> Self {
         Self(self.0 & !capability.bit())
+    }
+
+    /// The capabilities in both sets (a teammate's: its fixed set, cut to what the lead has).
+    #[must_use]
+    pub fn intersection(self, other: Self) -> Self {
+        Self(self.0 & other.0)
     }
 
     /// Whether `capability` is in the set.
@@ -152,6 +174,18 @@ mod tests {
             [Capability::Bash]
         );
         assert_eq!(format!("{set:?}"), "{Bash, Cron}");
+    }
+
+    #[test]
+    fn an_intersection_holds_what_both_sets_hold() {
+        let lead: Capabilities = [Capability::Bash, Capability::Cron, Capability::Teammates]
+            .into_iter()
+            .collect();
+        let teammate: Capabilities = [Capability::Bash, Capability::Files].into_iter().collect();
+        assert_eq!(
+            teammate.intersection(lead).iter().collect::<Vec<_>>(),
+            [Capability::Bash]
+        );
     }
 
     #[test]

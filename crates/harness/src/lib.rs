@@ -15,11 +15,12 @@ mod capability;
 mod features;
 mod prompts;
 pub mod session;
+pub mod team_runtime;
 
 pub use agent::Answered;
 pub use agent_memory::MemoryPlacement;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
 pub use capability::{Capabilities, Capability};
-pub use features::{Features, Input, ModelFallback, PromptStyle, ShellHooks};
+pub use features::{Features, Input, ModelFallback, PromptStyle, ShellHooks, Team};
 pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
 pub use session::{Session, SessionEvent, SessionHandle};

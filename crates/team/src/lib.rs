@@ -10,6 +10,7 @@
 //! - [`tools`]: the team tools; the ones that need the session call [`runtime::TeamRuntime`].
 //! - [`roster`]: who may receive mail and which names are free, as the runtime reports it.
 //! - [`message`]: a stored message and the fragment its recipient's model reads.
+//! - [`team_file`]: the team as the last session left it, for `agent-tutorial team list`.
 //!
 //! Time comes from `agent_workspace::Clock` (its wall reading, in milliseconds since the Unix
 //! epoch), so tests move it by hand; the locks and bounded listings are the workspace's.
@@ -23,6 +24,7 @@ pub mod message;
 pub mod requests;
 pub mod roster;
 pub mod runtime;
+pub mod team_file;
 pub mod tools;
 
 use std::time::UNIX_EPOCH;
@@ -49,4 +51,5 @@ pub use requests::{
 };
 pub use roster::{Member, NameError, RecipientError, Roster, TeammateStatus};
 pub use runtime::{RuntimeError, TeamRuntime, TeammateSpec};
-pub use tools::TeamTools;
+pub use team_file::{Loaded, TeamFile, TeamFileError, TeamRecord};
+pub use tools::{Protocols, TeamTools};

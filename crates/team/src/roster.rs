@@ -11,7 +11,8 @@ use agent_protocol::AgentId;
 pub const MAX_TEAMMATES: usize = 8;
 
 /// Where a teammate stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TeammateStatus {
     /// Working on a message.
     Running,

@@ -5,6 +5,7 @@ use agent_protocol::AgentId;
 use async_trait::async_trait;
 
 use crate::gate::PlanRequirement;
+use crate::requests::ProtocolRequest;
 use crate::roster::Roster;
 
 /// A teammate to start, as `spawn_teammate` checked it.
@@ -44,4 +45,8 @@ pub trait TeamRuntime: Send + Sync {
     /// Mail was put in `recipient`'s mailbox: wake it if it is idle. Delivery itself reads
     /// the mailbox, so a wake-up lost here costs latency, never a message.
     fn mail_sent(&self, recipient: &AgentId);
+
+    /// A protocol request was recorded and sent (after [`mail_sent`](Self::mail_sent)): a
+    /// runtime may watch it (a shutdown that is not answered in time is forced).
+    fn request_sent(&self, _request: &ProtocolRequest) {}
 }

@@ -38,6 +38,38 @@ pub const SUBMIT_PLAN: &str = "submit_plan";
 /// The longest role, in characters.
 pub const MAX_ROLE_CHARS: usize = 200;
 
+/// Whether the protocols of chapter 16 (shutdown, plan approval) are on: they add tools and
+/// `spawn_teammate`'s `require_plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocols {
+    /// Chapter 15: teammates and mail only.
+    Off,
+    /// Chapter 16: `request_shutdown`, `review_plan`, `submit_plan` and the plan gate.
+    On,
+}
+
+/// `spawn_teammate{name, role, prompt}` (lead), with `require_plan?` when the protocols are
+/// on.
+pub fn spawn_teammate_spec_for(protocols: Protocols) -> ToolSpec {
+    if protocols == Protocols::On {
+        return spawn_teammate_spec();
+    }
+    ToolSpec::new(
+        SPAWN_TEAMMATE,
+        "Start a named teammate: its own agent that works beside you on `prompt` and reports back by message. It keeps its history between messages.",
+        ToolEffect::External,
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "description": "Lowercase letters, digits and single hyphens, at most 32 characters (like `reviewer-2`); not `lead`."},
+                "role": {"type": "string", "minLength": 1, "description": format!("What it is for, one line of at most {MAX_ROLE_CHARS} characters.")},
+                "prompt": {"type": "string", "minLength": 1, "description": "Its first task."}
+            },
+            "required": ["name", "role", "prompt"]
+        }),
+    )
+}
+
 /// `spawn_teammate{name, role, prompt, require_plan?}` (lead).
 pub fn spawn_teammate_spec() -> ToolSpec {
     ToolSpec::new(
@@ -169,14 +201,41 @@ impl TeamTools {
         })
     }
 
-    /// The lead's tools: `spawn_teammate`, `send_message`, `list_teammates`,
-    /// `request_shutdown`, `review_plan`.
-    pub fn register_lead(&self, tools: ToolRegistryBuilder) -> ToolRegistryBuilder {
+    /// `spawn_teammate` for the lead, with `require_plan` when the protocols are on.
+    pub fn add_spawn_teammate(
+        &self,
+        tools: ToolRegistryBuilder,
+        protocols: Protocols,
+    ) -> ToolRegistryBuilder {
+        let me = self.for_caller(AgentId::lead());
+        tools.tool(
+            spawn_teammate_spec_for(protocols),
+            Arc::new(SpawnTeammate(me)),
+        )
+    }
+
+    /// `list_teammates` for the lead.
+    pub fn add_list_teammates(&self, tools: ToolRegistryBuilder) -> ToolRegistryBuilder {
+        let me = self.for_caller(AgentId::lead());
+        tools.tool(list_teammates_spec(), Arc::new(ListTeammates(me)))
+    }
+
+    /// `send_message`, sending as `caller`.
+    pub fn add_send_message(
+        &self,
+        tools: ToolRegistryBuilder,
+        caller: AgentId,
+    ) -> ToolRegistryBuilder {
+        tools.tool(
+            send_message_spec(),
+            Arc::new(SendMessage(self.for_caller(caller))),
+        )
+    }
+
+    /// The lead's side of the protocols: `request_shutdown`, `review_plan`.
+    pub fn add_lead_protocols(&self, tools: ToolRegistryBuilder) -> ToolRegistryBuilder {
         let me = self.for_caller(AgentId::lead());
         tools
-            .tool(spawn_teammate_spec(), Arc::new(SpawnTeammate(me.clone())))
-            .tool(send_message_spec(), Arc::new(SendMessage(me.clone())))
-            .tool(list_teammates_spec(), Arc::new(ListTeammates(me.clone())))
             .tool(
                 request_shutdown_spec(),
                 Arc::new(RequestShutdown(me.clone())),
@@ -184,16 +243,47 @@ impl TeamTools {
             .tool(review_plan_spec(), Arc::new(ReviewPlan(me)))
     }
 
-    /// A teammate's team tools: `send_message`, `submit_plan` (no spawning, so no
-    /// recursion).
-    pub fn register_teammate(
+    /// A teammate's side of the protocols: `submit_plan`, submitting as `teammate`.
+    pub fn add_submit_plan(
         &self,
         tools: ToolRegistryBuilder,
         teammate: AgentId,
     ) -> ToolRegistryBuilder {
-        let me = self.for_caller(teammate);
-        tools
-            .tool(send_message_spec(), Arc::new(SendMessage(me.clone())))
-            .tool(submit_plan_spec(), Arc::new(SubmitPlan(me)))
+        tools.tool(
+            submit_plan_spec(),
+            Arc::new(SubmitPlan(self.for_caller(teammate))),
+        )
+    }
+
+    /// The lead's tools: `spawn_teammate`, `send_message`, `list_teammates`, and with the
+    /// protocols `request_shutdown`, `review_plan` (the harness adds the same tools one
+    /// feature at a time).
+    pub fn register_lead(
+        &self,
+        tools: ToolRegistryBuilder,
+        protocols: Protocols,
+    ) -> ToolRegistryBuilder {
+        let tools = self.add_spawn_teammate(tools, protocols);
+        let tools = self.add_send_message(tools, AgentId::lead());
+        let tools = self.add_list_teammates(tools);
+        match protocols {
+            Protocols::Off => tools,
+            Protocols::On => self.add_lead_protocols(tools),
+        }
+    }
+
+    /// A teammate's team tools: `send_message`, and with the protocols `submit_plan` (no
+    /// spawning, so no recursion).
+    pub fn register_teammate(
+        &self,
+        tools: ToolRegistryBuilder,
+        teammate: AgentId,
+        protocols: Protocols,
+    ) -> ToolRegistryBuilder {
+        let tools = self.add_send_message(tools, teammate.clone());
+        match protocols {
+            Protocols::Off => tools,
+            Protocols::On => self.add_submit_plan(tools, teammate),
+        }
     }
 }

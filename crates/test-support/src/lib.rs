@@ -2,7 +2,8 @@
 //! style), so each crate stops carrying its own copy.
 //!
 //! - [`scripted`]: [`ScriptedModel`], a model that replays a script and can record every
-//!   request it receives (request capture), and its file format.
+//!   request it receives (request capture), and its file format; [`ScriptBook`], one script
+//!   per agent of a session (chapter 15 on).
 //! - [`call_tool`]: runs one tool call through a registry the way the loop does and returns
 //!   the text the model would read.
 //! - [`tool_call`], [`paired`]: small builders and checks for scripted conversations.
@@ -13,9 +14,11 @@
 
 #![warn(missing_docs)]
 
+mod book;
 pub mod scripted;
 mod tools;
 
+pub use book::ScriptBook;
 pub use scripted::{
     MAX_SCRIPT_BYTES, Recording, ScriptError, ScriptExhausted, ScriptStep, ScriptedModel,
 };

@@ -255,30 +255,8 @@ impl ScriptedModel {
     /// A script read from a file the person named (`--script FILE`), at most
     /// [`MAX_SCRIPT_BYTES`].
     pub fn from_file(path: &Path) -> Result<Self, ScriptError> {
-        let origin = path.display().to_string();
-        let read_error = |source| ScriptError::Read {
-            path: origin.clone(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(read_error)?;
-        let too_large = || ScriptError::TooLarge {
-            path: origin.clone(),
-            max: MAX_SCRIPT_BYTES,
-        };
-        // A regular file says its size: refused before a byte is read. A pipe or a device
-        // does not, and is read up to the bound below.
-        if file.metadata().map_err(read_error)?.len() > MAX_SCRIPT_BYTES {
-            return Err(too_large());
-        }
-        let mut text = String::new();
-        // One byte past the bound tells "exactly at the bound" from "larger".
-        file.take(MAX_SCRIPT_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(read_error)?;
-        if text.len() as u64 > MAX_SCRIPT_BYTES {
-            return Err(too_large());
-        }
-        Self::from_json(&text, &origin)
+        let text = read_script(path)?;
+        Self::from_json(&text, &path.display().to_string())
     }
 
     /// Every request received so far, in order; empty unless built with
@@ -306,6 +284,34 @@ impl ScriptedModel {
             left => Err(ScriptError::Unconsumed { left }),
         }
     }
+}
+
+/// The text of a script file, at most [`MAX_SCRIPT_BYTES`].
+pub(crate) fn read_script(path: &Path) -> Result<String, ScriptError> {
+    let origin = path.display().to_string();
+    let read_error = |source| ScriptError::Read {
+        path: origin.clone(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let too_large = || ScriptError::TooLarge {
+        path: origin.clone(),
+        max: MAX_SCRIPT_BYTES,
+    };
+    // A regular file says its size: refused before a byte is read. A pipe or a device
+    // does not, and is read up to the bound below.
+    if file.metadata().map_err(read_error)?.len() > MAX_SCRIPT_BYTES {
+        return Err(too_large());
+    }
+    let mut text = String::new();
+    // One byte past the bound tells "exactly at the bound" from "larger".
+    file.take(MAX_SCRIPT_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(read_error)?;
+    if text.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(too_large());
+    }
+    Ok(text)
 }
 
 #[async_trait]

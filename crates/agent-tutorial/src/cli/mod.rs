@@ -14,6 +14,7 @@ mod memory;
 mod prompt;
 mod run;
 mod tasks;
+mod team;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
@@ -97,6 +98,12 @@ enum Command {
     Tasks(tasks::TasksArgs),
     /// Show the workspace's durable scheduled prompts (chapter 14 on).
     Cron(cron::CronArgs),
+    /// Show the team the last session left: status, current message, last result (chapter
+    /// 15 on).
+    Team(team::TeamArgs),
+    /// Show one mailbox: how many messages wait, are processed, done or quarantined, and the
+    /// oldest waiting (chapter 15 on).
+    Mailbox(team::MailboxArgs),
     /// Review what the workspace ships that runs code or shapes the prompt (hooks, durable
     /// schedules, skills) and, if you say yes, trust that exact content; a change by anyone
     /// but this harness needs trusting again.
@@ -280,6 +287,8 @@ pub fn main() -> ExitCode {
         Command::Memory(args) => memory::memory(&args),
         Command::Tasks(args) => tasks::tasks(&args),
         Command::Cron(args) => cron::cron(&args),
+        Command::Team(args) => team::team(&args),
+        Command::Mailbox(args) => team::mailbox(&args),
         Command::Trust(args) => trust::trust(&args),
         Command::Chapters => {
             print!("{}", chapters::table());

@@ -62,6 +62,9 @@ pub fn first_request(
 ) -> CliResult<ModelRequest> {
     let mut deps = AgentDeps::new(Arc::new(NoModel), workspace);
     deps.memory_placement = placement;
+    // Chapter 15 on: the lead's team tools, over a team that starts nobody (before, the
+    // seat is unused).
+    agent_harness::team_runtime::preview(&mut deps);
     let agent = build_preview_agent(profile, deps, prompt).map_err(CliError::usage)?;
     runtime()?
         .block_on(agent.preview_request(prompt))

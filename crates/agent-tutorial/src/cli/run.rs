@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use agent_core::{ModelClient, RunError};
-use agent_test_support::ScriptedModel;
+use agent_test_support::ScriptBook;
 
 use crate::Profile;
 use agent_harness::{Features, Input, ModelFallback, PromptStyle, ShellHooks};
@@ -25,9 +25,10 @@ use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
 use crate::observer::CliObserver;
 use crate::{AgentDeps, build_agent};
 
-/// The model a run talks to: a script (offline) or a real server.
-enum ModelChoice {
-    Scripted(Arc<ScriptedModel>),
+/// The model a run talks to: a script (offline; one per agent from chapter 15 on) or a real
+/// server.
+pub(super) enum ModelChoice {
+    Scripted(Arc<ScriptBook>),
     /// The fallback model is built from chapter 11 on only.
     Real {
         model: Arc<OpenAiModel>,
@@ -46,14 +47,19 @@ fn with_spinner(model: &Arc<OpenAiModel>) -> Arc<dyn ModelClient> {
 
 impl ModelChoice {
     fn client(&self) -> Arc<dyn ModelClient> {
+        self.client_for(&AgentId::lead())
+    }
+
+    /// The model agent `id` talks to: its own script, or the one server.
+    pub(super) fn client_for(&self, id: &AgentId) -> Arc<dyn ModelClient> {
         match self {
-            Self::Scripted(model) => model.clone(),
+            Self::Scripted(book) => book.model(id.as_str()),
             Self::Real { model, .. } => with_spinner(model),
         }
     }
 
     /// A script has no second model to switch to.
-    fn fallback(&self) -> Option<Fallback> {
+    pub(super) fn fallback(&self) -> Option<Fallback> {
         match self {
             Self::Real {
                 fallback: Some(model),
@@ -69,14 +75,14 @@ impl ModelChoice {
     /// A script must be used up: leftovers mean the run took a different path than scripted.
     fn finish(&self) -> CliResult {
         match self {
-            Self::Scripted(model) => model.finish().map_err(CliError::runtime),
+            Self::Scripted(book) => book.finish().map_err(CliError::runtime),
             Self::Real { .. } => Ok(()),
         }
     }
 }
 
 /// The retry parameters the flags set; the rest are the policy's defaults.
-fn retry_policy(args: &RunArgs) -> RetryPolicy {
+pub(super) fn retry_policy(args: &RunArgs) -> RetryPolicy {
     RetryPolicy {
         max_attempts: args.retry_attempts,
         deadline: std::time::Duration::from_secs(args.retry_deadline),
@@ -88,7 +94,7 @@ fn retry_policy(args: &RunArgs) -> RetryPolicy {
 fn choose_model(features: Features, args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
     if let Some(script) = &args.script {
         // The message already names the cause; as a chain, `{:#}` would print it twice.
-        let model = ScriptedModel::from_file(script)
+        let model = ScriptBook::from_file(script)
             .map_err(|err| CliError::usage(anyhow::anyhow!("{err}")))?;
         return Ok(ModelChoice::Scripted(Arc::new(model)));
     }
@@ -167,7 +173,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let features = profile.features();
     let placement = memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
-    let model = choose_model(features, args, env)?;
+    let model = Arc::new(choose_model(features, args, env)?);
     let observer = CliObserver::new(args.record.as_deref()).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
         CliError::usage(anyhow::anyhow!(
@@ -211,6 +217,8 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         let loaded = load_shell_hooks(&workspace, &mut deps.hooks, trust)?;
         tracing::info!(hooks = loaded, "shell hooks loaded");
     }
+    // Chapter 15 on: the lead can start teammates, each one more agent of this session.
+    let team = super::team::attach(&mut session, profile, &mut deps, args, &model, terminal)?;
     let agent = build_agent(profile, deps).map_err(CliError::usage)?;
     session.add(lead.clone(), agent);
     let rt = runtime()?;
@@ -249,7 +257,8 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         screen: Screen::new(printer),
         mode: client_mode,
         prompt: format!("ch{:02} >> ", profile.chapter),
-        agents: session.agents().len(),
+        // With a team every line says who said it, the lead's too.
+        agents: if team { 2 } else { session.agents().len() },
         asks,
         reading: None,
         questions: VecDeque::new(),

@@ -11,6 +11,7 @@ use agent_core::{
 use agent_cron::Scheduler;
 use agent_jobs::JobManager;
 use agent_memory::MemorySession;
+use agent_policy::PermissionRule;
 use agent_prompting::PromptSection;
 
 use super::{Features, PromptStyle};
@@ -37,6 +38,15 @@ pub(crate) enum ToolSlot {
     Tasks,
     /// The schedule tools (chapter 14).
     Cron,
+    /// `spawn_teammate` (chapter 15).
+    Spawn,
+    /// `send_message` (chapter 15), right after it.
+    Mail,
+    /// `list_teammates` (chapter 15).
+    Roster,
+    /// The protocol tools (chapter 16): the lead's `request_shutdown`, `review_plan`, a
+    /// teammate's `submit_plan`.
+    Protocols,
 }
 
 /// Adds one feature's tools to a registry.
@@ -100,6 +110,9 @@ pub(crate) struct Assembly<'a> {
     pub(crate) events: Events,
     /// Decides every call; allows all until chapter 3's pipeline is installed.
     pub(crate) gate: Arc<dyn PermissionGate>,
+    /// Rules other features add to chapter 3's pipeline, after its own (chapter 16's plan
+    /// gate); the policy feature takes them when it builds the pipeline.
+    pub(crate) rules: Vec<Arc<dyn PermissionRule>>,
     /// Runs around every call; none until chapter 4.
     pub(crate) hooks: Arc<dyn TurnHooks>,
     /// What reaches the agent from outside its loop (job notices, scheduled runs, and from
@@ -140,6 +153,7 @@ impl<'a> Assembly<'a> {
             events: Events::new(deps.events.clone()),
             deps,
             gate: Arc::new(AllowAll),
+            rules: Vec::new(),
             hooks: Arc::new(NoHooks),
             inbox: Arc::new(AgentInbox::new()),
             tools: Tools::default(),

@@ -16,12 +16,16 @@ mod cron;
 mod dynamic_prompt;
 mod files;
 mod hooks;
+mod mailbox;
 mod memory;
+mod plan_gate;
 mod policy;
+mod protocols;
 mod recovery;
 mod skills;
 mod subagent;
 mod task_graph;
+mod teammates;
 mod todo;
 
 pub(crate) use assembly::{Assembly, ChildAssembly, StartSelection, ToolSlot};
@@ -49,9 +53,11 @@ pub(crate) trait Feature: Sync {
 /// gate, the hooks, the jobs `bash` hands work to), and the history processors run in the order
 /// their features are installed. Where tools go in the registry is their [`ToolSlot`]'s
 /// business, where prompt sections go their order's, so neither depends on this table.
-pub(crate) const FEATURES: [&dyn Feature; 15] = [
+pub(crate) const FEATURES: [&dyn Feature; 19] = [
     // Wraps the model every later feature captures (memory, compaction, subagents).
     &recovery::Recovery,
+    // A teammate's rule, added to the pipeline the policy feature builds next.
+    &plan_gate::PlanGate,
     // The gate memory and subagents share.
     &policy::Policy,
     // The hooks subagents share.
@@ -72,6 +78,10 @@ pub(crate) const FEATURES: [&dyn Feature; 15] = [
     // Its injector (chapter 9) runs last, so the memory message is never compacted.
     &memory::Memory,
     &dynamic_prompt::DynamicPrompt,
+    // The team's tools (chapters 15–16), for the lead and its teammates, never a subagent.
+    &teammates::Teammates,
+    &mailbox::Mailbox,
+    &protocols::Protocols,
     // Last: a subagent gets what every feature before it gives children.
     &subagent::Subagent,
 ];
@@ -122,6 +132,16 @@ pub enum ShellHooks {
     Loaded,
 }
 
+/// Whether the agent leads a team (chapter 15 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Team {
+    /// It works alone: no teammate, no mailbox to set up.
+    Alone,
+    /// It starts teammates, each one more agent of the session, and talks to them by mail:
+    /// a front end sets the team up (`team_runtime::attach`).
+    Lead,
+}
+
 /// What a set of capabilities means to a front end: the typed answers a CLI asks the harness
 /// instead of testing capabilities itself.
 ///
@@ -145,6 +165,10 @@ pub struct Features {
     pub prompt: PromptStyle,
     /// Whether shell hooks are loaded.
     pub shell_hooks: ShellHooks,
+    /// Whether the agent leads a team.
+    pub team: Team,
+    /// Whether a team's shutdown and plan-approval requests are on (chapter 16).
+    pub protocols: agent_team::Protocols,
 }
 
 impl Features {
@@ -161,6 +185,8 @@ impl Features {
             fallback: ModelFallback::NotUsed,
             prompt: PromptStyle::Fixed,
             shell_hooks: ShellHooks::Ignored,
+            team: Team::Alone,
+            protocols: agent_team::Protocols::Off,
         };
         for feature in installed {
             feature.describe(&mut features);

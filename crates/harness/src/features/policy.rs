@@ -26,6 +26,10 @@ impl Feature for Policy {
             agent.deps.approval.as_ref(),
             &agent.events,
         );
+        // What other features added (the plan gate), after the pipeline's own rules.
+        let pipeline = std::mem::take(&mut agent.rules)
+            .into_iter()
+            .fold(pipeline, |pipeline, rule| pipeline.rule(rule));
         agent.gate = Arc::new(pipeline);
         Ok(())
     }

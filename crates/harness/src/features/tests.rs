@@ -54,7 +54,8 @@ fn no_source_tests_a_named_capability() {
 }
 
 /// What a front end is told follows the chapters: plain lines and a session-ending Ctrl-C
-/// before recovery, a fixed prompt before chapter 10, hooks from chapter 4.
+/// before recovery, a fixed prompt before chapter 10, hooks from chapter 4, a team from
+/// chapter 15 and its protocols from chapter 16.
 #[test]
 fn the_answers_follow_the_capabilities() {
     let up_to = |last: Capability| -> Capabilities {
@@ -69,6 +70,8 @@ fn the_answers_follow_the_capabilities() {
             fallback: ModelFallback::NotUsed,
             prompt: PromptStyle::Fixed,
             shell_hooks: ShellHooks::Ignored,
+            team: Team::Alone,
+            protocols: agent_team::Protocols::Off,
         }
     );
     assert_eq!(
@@ -79,6 +82,8 @@ fn the_answers_follow_the_capabilities() {
             fallback: ModelFallback::NotUsed,
             prompt: PromptStyle::Dynamic,
             shell_hooks: ShellHooks::Loaded,
+            team: Team::Alone,
+            protocols: agent_team::Protocols::Off,
         }
     );
     assert_eq!(
@@ -89,6 +94,32 @@ fn the_answers_follow_the_capabilities() {
             fallback: ModelFallback::Required,
             prompt: PromptStyle::Dynamic,
             shell_hooks: ShellHooks::Loaded,
+            team: Team::Alone,
+            protocols: agent_team::Protocols::Off,
+        }
+    );
+    assert_eq!(
+        Features::of(up_to(Capability::Mailbox)),
+        Features {
+            interrupts: Interrupts::CancelTurn,
+            input: Input::LineEditor,
+            fallback: ModelFallback::Required,
+            prompt: PromptStyle::Dynamic,
+            shell_hooks: ShellHooks::Loaded,
+            team: Team::Lead,
+            protocols: agent_team::Protocols::Off,
+        }
+    );
+    assert_eq!(
+        Features::of(up_to(Capability::PlanGate)),
+        Features {
+            interrupts: Interrupts::CancelTurn,
+            input: Input::LineEditor,
+            fallback: ModelFallback::Required,
+            prompt: PromptStyle::Dynamic,
+            shell_hooks: ShellHooks::Loaded,
+            team: Team::Lead,
+            protocols: agent_team::Protocols::On,
         }
     );
 }

@@ -15,8 +15,10 @@
 //! ```
 
 mod approval;
+mod join;
 mod outbox;
 mod run;
+mod turn;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -28,6 +30,7 @@ use tokio::sync::mpsc;
 use crate::Agent;
 pub use approval::{ApprovalId, Closed, Decision};
 use approval::{Approvals, SessionApproval};
+pub use join::{Delivery, Joiner, SessionEnded, TurnSource};
 use outbox::{Outbox, StampingSink, TurnCell};
 
 /// What a client asks of the session.
@@ -49,6 +52,8 @@ pub enum Op {
     },
     /// Ctrl-C (see [`Interrupts`] for what it does when).
     Interrupt(InterruptFrom),
+    /// Stop `agent`'s running turn, if it runs one (a teammate stopped by force, chapter 16).
+    Cancel(AgentId),
     /// End the session now: running turns are dropped (their commands' process groups die with
     /// them) and background jobs are killed, their records closed as ended by the session.
     Shutdown(EndReason),
@@ -131,7 +136,8 @@ pub enum SessionEvent {
         /// What failed.
         error: String,
     },
-    /// Nothing runs and nothing is queued: the person may type.
+    /// The lead runs nothing and has nothing queued: the person may type. (Teammates may
+    /// still be working, chapter 15 on; before, the lead is the only agent.)
     Idle,
     /// The session ended; no event follows.
     Ended(EndReason),
@@ -186,6 +192,12 @@ pub struct Session {
     handle: SessionHandle,
     events: Option<mpsc::UnboundedReceiver<SessionEvent>>,
     interrupts: Interrupts,
+    /// Agents that join while the loop runs (chapter 15), and who to look at again.
+    joiner: Joiner,
+    joins: mpsc::UnboundedReceiver<join::Joined>,
+    wakes: mpsc::UnboundedReceiver<AgentId>,
+    /// Where idle agents get work besides prompts and schedules (chapter 15's mailbox).
+    source: Option<Arc<dyn TurnSource>>,
 }
 
 impl Session {
@@ -194,15 +206,40 @@ impl Session {
         let (tx, ops) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
         let outbox = Arc::new(Outbox::new(events_tx));
+        let approvals = Arc::new(Approvals::new(outbox.clone()));
+        let (joins_tx, joins) = mpsc::unbounded_channel();
+        let (wakes_tx, wakes) = mpsc::unbounded_channel();
         Self {
             slots: BTreeMap::new(),
-            approvals: Arc::new(Approvals::new(outbox.clone())),
+            joiner: Joiner {
+                outbox: outbox.clone(),
+                approvals: approvals.clone(),
+                cells: Arc::default(),
+                joins: joins_tx,
+                wakes: wakes_tx,
+                ops: tx.clone(),
+            },
+            approvals,
             outbox,
             ops,
             handle: SessionHandle { tx },
             events: Some(events),
             interrupts,
+            joins,
+            wakes,
+            source: None,
         }
+    }
+
+    /// Adds agents to the session while it runs, and wakes them (chapter 15).
+    pub fn joiner(&self) -> Joiner {
+        self.joiner.clone()
+    }
+
+    /// Asks `source` for work whenever an agent is idle (after its queued prompts), and tells
+    /// it how each turn it started ended.
+    pub fn set_source(&mut self, source: Arc<dyn TurnSource>) {
+        self.source = Some(source);
     }
 
     /// The handle clients submit through.

@@ -11,12 +11,11 @@ use agent_core::{
 use agent_cron::Scheduler;
 use agent_jobs::{JobManager, KillReason};
 use agent_workspace::Sleep;
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::outbox::Outbox;
+use super::join::Delivery;
+use super::turn::{TurnDone, run_turn};
 use super::{Decision, EndReason, InterruptFrom, Interrupts, Mode, Op, Session, SessionEvent};
-use crate::Agent;
 
 /// The longest the cron timer sleeps before it looks again: a schedule another process added
 /// to the durable file, or a wall clock that jumped, is noticed within this.
@@ -26,19 +25,13 @@ const MAX_QUEUED: usize = 100;
 
 /// What started a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum TurnKind {
+pub(super) enum TurnKind {
     /// The person's prompt.
     Prompt,
     /// A schedule that came due (chapter 14), by its id (`s1`), as its inbox item said.
     Scheduled { schedule: String },
-}
-
-/// A turn task's result: the agent handed back.
-struct TurnDone {
-    id: AgentId,
-    agent: Agent,
-    kind: TurnKind,
-    result: Result<(), RunError>,
+    /// Work the session's [`super::TurnSource`] delivered (chapter 15's mail).
+    Delivered,
 }
 
 /// A turn that runs now.
@@ -47,13 +40,15 @@ struct Running {
     cancel: Cancellation,
     /// A Ctrl-C asked it to stop.
     cancelling: bool,
+    /// The session's turn source started it (told if the session ends under it).
+    delivered: bool,
 }
 
 /// The parts of the agents the loop needs while a turn task owns the agent itself.
-struct Parts {
-    inboxes: BTreeMap<AgentId, Arc<AgentInbox>>,
-    schedulers: Vec<(AgentId, Arc<Scheduler>)>,
-    jobs: Vec<Arc<JobManager>>,
+pub(super) struct Parts {
+    pub(super) inboxes: BTreeMap<AgentId, Arc<AgentInbox>>,
+    pub(super) schedulers: Vec<(AgentId, Arc<Scheduler>)>,
+    pub(super) jobs: Vec<Arc<JobManager>>,
 }
 
 /// What the loop decided after a submission or an ended turn.
@@ -67,26 +62,18 @@ impl Session {
     /// [`SessionEvent::Ended`]). The agents stay in the session (a turn cut short by the end
     /// is dropped with its agent).
     pub async fn run(&mut self, mode: Mode) -> EndReason {
-        let parts = self.parts();
-        let (wake_tx, mut wake_rx) = mpsc::unbounded_channel::<AgentId>();
+        let mut parts = self.parts();
         // One small task per inbox turns its `Notify` into a message the loop can select on.
         let mut watchers = JoinSet::new();
         for (id, inbox) in &parts.inboxes {
-            let (id, inbox, wake) = (id.clone(), inbox.clone(), wake_tx.clone());
-            watchers.spawn(async move {
-                loop {
-                    inbox.changed().await;
-                    if wake.send(id.clone()).is_err() {
-                        break;
-                    }
-                }
-            });
+            self.watch(&mut watchers, id, inbox);
         }
         let mut turns: JoinSet<TurnDone> = JoinSet::new();
         let mut running: BTreeMap<AgentId, Running> = BTreeMap::new();
         // One-shot: the prompt's turn has ended (only then does what is due run).
         let mut prompt_done = mode != Mode::OneShot;
         let mut idle_told = false;
+        let lead = AgentId::lead();
         let reason = 'run: loop {
             // What was submitted already (before `run`, or while a turn ended) is taken first,
             // so "what is queued" below is everything that was asked.
@@ -95,22 +82,38 @@ impl Session {
                     break 'run reason;
                 }
             }
+            // An agent that joined during the turn that just ended is in before anyone looks
+            // for work (its first message may be all that keeps the session going).
+            while let Ok(joined) = self.joins.try_recv() {
+                self.join(joined, &mut parts, &mut watchers);
+            }
             if prompt_done {
                 self.post_due(&parts, &running);
             }
             for (id, kind, text) in self.next_turns(&parts, &running, prompt_done) {
                 idle_told = false;
                 let cancel = Cancellation::new();
+                let delivered = kind == TurnKind::Delivered;
                 self.start_turn(&mut turns, &id, kind, text, cancel.clone());
                 running.insert(
                     id,
                     Running {
                         cancel,
                         cancelling: false,
+                        delivered,
                     },
                 );
             }
             if running.is_empty() {
+                // Looking for work can make work: a teammate that answers a shutdown writes to
+                // an agent looked at before it. A wake-up posted meanwhile means look again.
+                let mut woken = false;
+                while self.wakes.try_recv().is_ok() {
+                    woken = true;
+                }
+                if woken {
+                    continue;
+                }
                 match mode {
                     // Until the prompt's turn has run (it was submitted before `run`), the
                     // session waits for it; then it ends once nothing runs.
@@ -123,6 +126,10 @@ impl Session {
                     }
                     Mode::Interactive => {}
                 }
+            } else if mode == Mode::Interactive && !idle_told && !running.contains_key(&lead) {
+                // Only teammates work (chapter 15): the person may talk to the lead meanwhile.
+                idle_told = true;
+                self.outbox.session_event(SessionEvent::Idle);
             }
             let timer = self.timer(&parts, &running);
             let timed = timer.is_some();
@@ -141,7 +148,11 @@ impl Session {
                         Next::End(EndReason::Done)
                     }
                 },
-                Some(_) = wake_rx.recv() => Next::Go,
+                Some(_) = self.wakes.recv() => Next::Go,
+                Some(joined) = self.joins.recv() => {
+                    self.join(joined, &mut parts, &mut watchers);
+                    Next::Go
+                }
                 () = sleep(timer), if timed => Next::Go,
             };
             if let Next::End(reason) = next {
@@ -230,6 +241,16 @@ impl Session {
                 start.push((id.clone(), TurnKind::Scheduled { schedule }, item.body));
             } else if let Some(text) = slot.queued.pop_front() {
                 start.push((id.clone(), TurnKind::Prompt, text));
+            } else if let Some(source) = &self.source {
+                match source.next(id) {
+                    Some(Delivery::Turn(text)) => {
+                        start.push((id.clone(), TurnKind::Delivered, text));
+                    }
+                    // Dropping the agent drops its jobs (and kills what still runs); the slot
+                    // stays, empty, so its name is never reused in this session.
+                    Some(Delivery::Stop) => slot.agent = None,
+                    None => {}
+                }
             }
         }
         start
@@ -284,6 +305,13 @@ impl Session {
                 Next::Go
             }
             Op::Interrupt(from) => self.on_interrupt(from, running),
+            Op::Cancel(agent) => {
+                if let Some(turn) = running.get_mut(&agent) {
+                    turn.cancelling = true;
+                    turn.cancel.cancel();
+                }
+                Next::Go
+            }
             Op::Shutdown(reason) => Next::End(reason),
         }
     }
@@ -334,6 +362,12 @@ impl Session {
             result,
         } = done;
         running.remove(&id);
+        if kind == TurnKind::Delivered
+            && let Some(source) = &self.source
+        {
+            source.finished(&id, result.as_deref());
+        }
+        let result = result.map(|_| ());
         if let Some(slot) = self.slots.get_mut(&id) {
             if let Some(turn) = slot.turn.get() {
                 self.outbox.session_event(SessionEvent::TurnEnded {
@@ -414,6 +448,13 @@ impl Session {
         // group: nothing a turn started outlives the session.
         turns.abort_all();
         while turns.join_next().await.is_some() {}
+        // What a cut-short turn was delivering goes back to wait for the next session.
+        if let Some(source) = &self.source {
+            for (id, _) in running.iter().filter(|(_, turn)| turn.delivered) {
+                source.abandoned(id);
+            }
+            source.ended();
+        }
         watchers.abort_all();
         for jobs in &parts.jobs {
             jobs.kill_all(KillReason::SessionEnded);
@@ -428,45 +469,5 @@ async fn sleep(timer: Option<Sleep>) {
     match timer {
         Some(timer) => timer.await,
         None => std::future::pending().await,
-    }
-}
-
-/// One turn, as a task that owns the agent: the answer is told the moment the loop returns it,
-/// before memory extraction runs.
-async fn run_turn(
-    id: AgentId,
-    mut agent: Agent,
-    kind: TurnKind,
-    text: String,
-    cancel: Cancellation,
-    outbox: Arc<Outbox>,
-    turn: TurnId,
-) -> TurnDone {
-    let result = match agent.answer(&text, &cancel).await {
-        Ok(answered) => {
-            let answer = AgentEvent::TurnAnswered {
-                text: answered.outcome.final_text.clone(),
-            };
-            outbox.agent_event(&id, Some(turn), answer);
-            let _ = agent.complete(answered, &cancel).await;
-            Ok(())
-        }
-        Err(RunError::Cancelled) => {
-            outbox.agent_event(&id, Some(turn), AgentEvent::TurnCancelled);
-            Err(RunError::Cancelled)
-        }
-        Err(err) => {
-            let failed = AgentEvent::TurnFailed {
-                error: err.to_string(),
-            };
-            outbox.agent_event(&id, Some(turn), failed);
-            Err(err)
-        }
-    };
-    TurnDone {
-        id,
-        agent,
-        kind,
-        result,
     }
 }

@@ -2,6 +2,8 @@
 
 mod approvals;
 mod session;
+mod team;
+mod team_cut_short;
 
 use std::sync::Arc;
 

@@ -107,6 +107,7 @@ impl Caller {
             )
             .map_err(|err| after_record(&done, err))?;
         self.tools.runtime.mail_sent(&sent.to);
+        self.tools.runtime.request_sent(&request);
         Ok(request.id)
     }
 }

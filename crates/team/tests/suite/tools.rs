@@ -7,8 +7,8 @@ use agent_protocol::{AgentId, RequestId};
 use agent_team::mailbox::MAX_WAITING;
 use agent_team::runtime::RuntimeError;
 use agent_team::{
-    Decision, MailKind, MailMessage, Member, PlanRequirement, ProtocolRequest, RequestKind,
-    RequestStatus, Roster, TeamRuntime, TeamTools, TeammateSpec, TeammateStatus,
+    Decision, MailKind, MailMessage, Member, PlanRequirement, ProtocolRequest, Protocols,
+    RequestKind, RequestStatus, Roster, TeamRuntime, TeamTools, TeammateSpec, TeammateStatus,
 };
 use async_trait::async_trait;
 
@@ -59,11 +59,11 @@ fn setup() -> Team {
         runtime: runtime.clone(),
     };
     let lead = tools
-        .register_lead(ToolRegistry::builder())
+        .register_lead(ToolRegistry::builder(), Protocols::On)
         .build()
         .unwrap();
     let alice = tools
-        .register_teammate(ToolRegistry::builder(), id("alice"))
+        .register_teammate(ToolRegistry::builder(), id("alice"), Protocols::On)
         .build()
         .unwrap();
     Team {
