@@ -29,11 +29,13 @@ pub enum Status {
 /// assert_eq!(caps.first(), Some(&Capability::Bash));
 /// assert_eq!(caps.last(), Some(&Capability::Skills));
 /// assert!(!caps.contains(&Capability::Compaction));
-/// assert_eq!(Profile::for_chapter(15), Err(ProfileError::NotBuilt(15)));
+/// // A chapter in the table but not built yet is refused, saying so.
+/// let next = Profile::planned().next().unwrap().chapter;
+/// assert_eq!(Profile::for_chapter(next), Err(ProfileError::NotBuilt(next)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
-    /// Its number, 1 to 15.
+    /// Its number, 1 to 20.
     pub chapter: u8,
     /// Whether it can be run.
     pub status: Status,
