@@ -35,7 +35,7 @@ pub enum Status {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
-    /// Its number, 1 to 20.
+    /// Its number: chapters count from 1, in the order the tutorial reads.
     pub chapter: u8,
     /// Whether it can be run.
     pub status: Status,
