@@ -79,7 +79,9 @@ async fn ids_continue_after_an_earlier_sessions_jobs() {
 async fn a_job_over_its_limit_is_killed_and_reported() {
     let (dir, jobs, told) = told_manager_with(|config| {
         config.limit = Duration::from_secs(1);
-        config.clock = std::sync::Arc::new(agent_jobs::SystemClock);
+        // The limit is real time; the notice's elapsed is read from a clock that steps one
+        // second per reading, so a loaded machine does not change the text compared below.
+        config.clock = super::StepClock::new(Duration::from_secs(1));
     });
     let id = jobs.start("sleep 30").unwrap();
     let killed = JobStatus::Killed {
