@@ -6,7 +6,8 @@
 //!   - `round_before`: the adapter's old way, `to_chat_request` (every message converted to
 //!     async-openai's types) and `serde_json::to_vec`;
 //!   - `round_after`: the [`RequestEncoder`] after the previous round's request (the new reply
-//!     and result and the system prompt encoded, every other message copied);
+//!     and result and the system prompt encoded, every other message copied); one encoder for
+//!     the whole bench, so its buffers are reused as in a session;
 //!   - `round_prepare`: the runner's part alone.
 //! - `encode_*`, 1,000 small messages (the 500-round body), bytes per second on the very same
 //!   output bytes: `encode_serde` is serde_json on async-openai's types already built (serde's
@@ -139,23 +140,18 @@ fn round_after(bencher: divan::Bencher, rounds: usize) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    // The encoder as the previous rounds left it: those requests lacked the newest calls and
-    // results (and the bodies were sent and let go of).
-    let previous = |rounds_ago: usize| {
-        rt.block_on(runner.prepare_request(&history[..history.len() - 2 * rounds_ago]))
-            .unwrap()
-    };
-    let (two_ago, one_ago) = (previous(2), previous(1));
+    // One encoder for the whole bench, as a session has: before each measured round it
+    // encodes the request of the round before (the newest call and result missing), so the
+    // measured one finds two new messages, as a real round does, and reuses its buffers.
+    let previous = rt
+        .block_on(runner.prepare_request(&history[..history.len() - 2]))
+        .unwrap();
+    let encoder = RequestEncoder::new(MODEL, sampling(), Some("session".into()));
     bencher
-        .with_inputs(|| {
-            let encoder = RequestEncoder::new(MODEL, sampling(), Some("session".into()));
-            encoder.encode(&two_ago).unwrap();
-            encoder.encode(&one_ago).unwrap();
-            encoder
-        })
-        .bench_local_values(|encoder| {
+        .with_inputs(|| encoder.encode(&previous).unwrap())
+        .bench_local_values(|previous_body| {
             let request = rt.block_on(runner.prepare_request(&history)).unwrap();
-            (encoder.encode(&request).unwrap(), encoder)
+            (encoder.encode(&request).unwrap(), previous_body)
         });
 }
 
