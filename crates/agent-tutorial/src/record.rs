@@ -76,6 +76,17 @@ pub enum RecordError {
         /// How many messages the previous request had.
         len: usize,
     },
+    /// A request has more messages than the limit ([`LIMITS`]).
+    #[error("line {line}: a request of more than {limit} messages")]
+    TooManyMessages {
+        /// 1-based.
+        line: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A request could not be handed on (`record expand` writing to stdout).
+    #[error("cannot write the request: {0}")]
+    Write(std::io::Error),
     /// A line is longer than the limit ([`MAX_LINE_BYTES`]).
     #[error("line {line} is longer than {limit} bytes")]
     TooLong {
@@ -153,13 +164,40 @@ fn delta(previous: &ModelRequest, request: &ModelRequest) -> DeltaLine {
 
 /// Every request of a recording, in order, whichever form each line is in: a full line
 /// (`messages`) stands alone, a delta line (`delta`) is read against the request before it
-/// (an empty one before the first).
+/// (an empty one before the first). Holds every request: for a file of one's own (tests);
+/// [`expand_each`] holds one at a time.
 pub fn expand(input: impl BufRead) -> Result<Vec<ModelRequest>, RecordError> {
-    expand_bounded(input, MAX_LINE_BYTES)
+    let mut requests = Vec::new();
+    expand_each(input, LIMITS, |request| {
+        requests.push(request.clone());
+        Ok(())
+    })?;
+    Ok(requests)
 }
 
-fn expand_bounded(input: impl BufRead, max_line: usize) -> Result<Vec<ModelRequest>, RecordError> {
-    let mut requests: Vec<ModelRequest> = Vec::new();
+/// What [`expand_each`] reads at most.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Bytes in one line.
+    pub line_bytes: usize,
+    /// Messages in one request: a delta line's ranges could otherwise double a request's
+    /// length with every line.
+    pub messages: usize,
+}
+
+/// [`MAX_LINE_BYTES`] and a million messages (a 3,000-round session has 6,001).
+pub const LIMITS: Limits = Limits {
+    line_bytes: MAX_LINE_BYTES,
+    messages: 1_000_000,
+};
+
+/// Hands every request of a recording to `each`, in order, holding only the one before.
+pub fn expand_each(
+    input: impl BufRead,
+    limits: Limits,
+    mut each: impl FnMut(&ModelRequest) -> std::io::Result<()>,
+) -> Result<(), RecordError> {
+    let mut previous = ModelRequest::default();
     let mut input = input.take(u64::MAX);
     let mut line = Vec::new();
     let mut number = 0;
@@ -167,14 +205,14 @@ fn expand_bounded(input: impl BufRead, max_line: usize) -> Result<Vec<ModelReque
         line.clear();
         number += 1;
         // One byte more than the limit tells a line at the limit from a longer one.
-        input.set_limit(max_line as u64 + 1);
+        input.set_limit(limits.line_bytes as u64 + 1);
         if input.read_until(b'\n', &mut line)? == 0 {
-            return Ok(requests);
+            return Ok(());
         }
-        if line.len() > max_line {
+        if line.len() > limits.line_bytes {
             return Err(RecordError::TooLong {
                 line: number,
-                limit: max_line,
+                limit: limits.line_bytes,
             });
         }
         let parse = |source| RecordError::Line {
@@ -184,12 +222,12 @@ fn expand_bounded(input: impl BufRead, max_line: usize) -> Result<Vec<ModelReque
         let value: serde_json::Value = serde_json::from_slice(&line).map_err(parse)?;
         let request = if value.get("delta").is_some() {
             let delta: DeltaLine = serde_json::from_value(value).map_err(parse)?;
-            let previous = requests.last().cloned().unwrap_or_default();
-            apply(&previous, delta, number)?
+            apply(&previous, delta, number, limits.messages)?
         } else {
             serde_json::from_value(value).map_err(parse)?
         };
-        requests.push(request);
+        each(&request).map_err(RecordError::Write)?;
+        previous = request;
     }
 }
 
@@ -197,11 +235,25 @@ fn apply(
     previous: &ModelRequest,
     delta: DeltaLine,
     line: usize,
+    max_messages: usize,
 ) -> Result<ModelRequest, RecordError> {
-    let mut messages = Vec::new();
+    let mut messages: Vec<Arc<Message>> = Vec::new();
+    let room = |have: usize, more: usize| {
+        if have + more > max_messages {
+            Err(RecordError::TooManyMessages {
+                line,
+                limit: max_messages,
+            })
+        } else {
+            Ok(())
+        }
+    };
     for item in delta.delta {
         match item {
-            Item::Message(message) => messages.push(message),
+            Item::Message(message) => {
+                room(messages.len(), 1)?;
+                messages.push(message);
+            }
             Item::Same { same: [from, to] } => {
                 let run = previous.messages.get(from..to).ok_or(RecordError::Range {
                     line,
@@ -209,7 +261,8 @@ fn apply(
                     to,
                     len: previous.messages.len(),
                 })?;
-                messages.extend(run.iter().cloned());
+                room(messages.len(), run.len())?;
+                messages.extend_from_slice(run);
             }
         }
     }
@@ -340,18 +393,46 @@ mod tests {
         );
     }
 
+    fn count(text: &str, limits: Limits) -> Result<usize, RecordError> {
+        let mut n = 0;
+        expand_each(text.as_bytes(), limits, |_| {
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    }
+
     #[test]
     fn a_line_over_the_limit_is_refused_before_it_is_parsed() {
         let line = "{\"messages\":[]}\n";
+        let limits = |line_bytes| Limits {
+            line_bytes,
+            messages: 10,
+        };
+        assert_eq!(count(line, limits(line.len())).unwrap(), 1);
         assert_eq!(
-            expand_bounded(line.as_bytes(), line.len()).unwrap().len(),
-            1
-        );
-        assert_eq!(
-            expand_bounded(line.as_bytes(), line.len() - 1)
-                .unwrap_err()
-                .to_string(),
+            count(line, limits(line.len() - 1)).unwrap_err().to_string(),
             format!("line 1 is longer than {} bytes", line.len() - 1)
+        );
+    }
+
+    #[test]
+    fn ranges_cannot_grow_a_request_past_the_message_limit() {
+        // Each line repeats the request before it twice: 1, 2, 4, 8 messages.
+        let mut text = String::from("{\"delta\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n");
+        for n in [1, 2, 4] {
+            text.push_str(&format!(
+                "{{\"delta\":[{{\"same\":[0,{n}]}},{{\"same\":[0,{n}]}}]}}\n"
+            ));
+        }
+        let limits = |messages| Limits {
+            line_bytes: 1000,
+            messages,
+        };
+        assert_eq!(count(&text, limits(8)).unwrap(), 4);
+        assert_eq!(
+            count(&text, limits(7)).unwrap_err().to_string(),
+            "line 4: a request of more than 7 messages"
         );
     }
 }

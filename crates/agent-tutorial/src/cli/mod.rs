@@ -317,14 +317,18 @@ fn expand_recording(file: &std::path::Path) -> CliResult<()> {
             file.display()
         ))
     })?;
-    let requests =
-        crate::record::expand(std::io::BufReader::new(input)).map_err(CliError::runtime)?;
     let mut out = std::io::stdout().lock();
-    for request in requests {
-        // JSON escapes every control character: nothing the file holds reaches the terminal raw.
-        let line = serde_json::to_string(&request).map_err(CliError::runtime)?;
-        writeln!(out, "{line}").map_err(CliError::runtime)?;
-    }
+    crate::record::expand_each(
+        std::io::BufReader::new(input),
+        crate::record::LIMITS,
+        |request| {
+            // JSON escapes every control character: nothing the file holds reaches the
+            // terminal raw.
+            serde_json::to_writer(&mut out, request)?;
+            writeln!(out)
+        },
+    )
+    .map_err(CliError::runtime)?;
     Ok(())
 }
 
