@@ -116,7 +116,6 @@ pub enum EncodeError {
 }
 
 /// Writes request bodies for one model, remembering the previous one.
-#[derive(Debug)]
 pub struct RequestEncoder {
     model: String,
     sampling: Sampling,
@@ -124,8 +123,17 @@ pub struct RequestEncoder {
     previous: Mutex<Previous>,
 }
 
+impl std::fmt::Debug for RequestEncoder {
+    /// The model only: the previous body is the whole conversation, not for a log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestEncoder")
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The previous body and what it was made of.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Previous {
     /// Its messages, held so that a pointer equal to one of them is that very message: an
     /// `Arc` cannot be freed, reused or changed while this is held.
