@@ -15,6 +15,19 @@
 //!   `encode_fresh` the encoder writing every message (a first request).
 //!
 //! `cargo bench -p agent-openai --bench request`
+//!
+//! Medians of 5 runs of `--sample-count 100` on the shared 2-core machine (load 0.6-3):
+//!
+//! | rounds | round_before | round_after | round_prepare |
+//! |---|---|---|---|
+//! | 10 | 35.2 µs | 12.1 µs | 6.0 µs |
+//! | 100 | 97.2 µs | 13.5 µs | 7.0 µs |
+//! | 1,000 | 691 µs | 39.8 µs | 15.2 µs |
+//! | 3,000 | 2,024 µs | 96.0 µs | 34.3 µs |
+//!
+//! 1,000 messages (116 KB): `encode_serde` 188 µs, `encode_converted` 355 µs, `encode_fresh`
+//! 126 µs (1.5x serde's rate on the same bytes). What still grows with the session: the copy
+//! of the body (one contiguous buffer for the HTTP layer) and the runner's `Arc` per message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
