@@ -225,7 +225,7 @@ lint:
 
 # Benchmarks (divan); medians are printed per benchmark.
 bench:
-    cargo bench -p agent-core -p agent-tools -p agent-prompting -p agent-compaction
+    cargo bench -p agent-core -p agent-tools -p agent-prompting -p agent-compaction -p agent-openai
     cargo bench -p agent-tutorial --bench session
 
 # (Debian's `postgresql`, initdb into a temporary folder, a random port; export the line it

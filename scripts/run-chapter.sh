@@ -86,7 +86,11 @@ fi
 if [ -n "${AGENT_TUTORIAL_BIN_DIR:-}" ]; then
     bin_dir="$AGENT_TUTORIAL_BIN_DIR"
 else
-    (cd "$root" && cargo build -q -p agent-tutorial --bin "${command[0]}")
+    # A chapter binary is a launcher for `agent-tutorial` (chapters/launcher.rs): build both,
+    # or the launcher would start a missing or stale harness.
+    bins=(--bin agent-tutorial)
+    [ "${command[0]}" = agent-tutorial ] || bins+=(--bin "${command[0]}")
+    (cd "$root" && cargo build -q -p agent-tutorial "${bins[@]}")
     target="${CARGO_TARGET_DIR:-$root/target}"
     case "$target" in /*) ;; *) target="$root/$target" ;; esac
     bin_dir="$target/debug"

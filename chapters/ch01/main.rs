@@ -1,6 +1,10 @@
-//! Chapter 1: `just ch01 --prompt "..."`. Binds profile P01 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch01.md`).
+//! Chapter 1: `just ch01 --prompt "..."`. Runs profile P01 of the one harness program
+//! (`agent-tutorial`, started as `ch01`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch01.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(1)
+    launcher::exec("ch01")
 }

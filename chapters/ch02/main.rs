@@ -1,6 +1,10 @@
-//! Chapter 2: `just ch02 --prompt "..."`. Binds profile P02 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch02.md`).
+//! Chapter 2: `just ch02 --prompt "..."`. Runs profile P02 of the one harness program
+//! (`agent-tutorial`, started as `ch02`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch02.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(2)
+    launcher::exec("ch02")
 }

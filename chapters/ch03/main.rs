@@ -1,6 +1,10 @@
-//! Chapter 3: `just ch03 --prompt "..."`. Binds profile P03 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch03.md`).
+//! Chapter 3: `just ch03 --prompt "..."`. Runs profile P03 of the one harness program
+//! (`agent-tutorial`, started as `ch03`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch03.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(3)
+    launcher::exec("ch03")
 }

@@ -1,6 +1,10 @@
-//! Chapter 4: `just ch04 --prompt "..."`. Binds profile P04 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch04.md`).
+//! Chapter 4: `just ch04 --prompt "..."`. Runs profile P04 of the one harness program
+//! (`agent-tutorial`, started as `ch04`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch04.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(4)
+    launcher::exec("ch04")
 }

@@ -1,6 +1,10 @@
-//! Chapter 5: `just ch05 --prompt "..."`. Binds profile P05 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch05.md`).
+//! Chapter 5: `just ch05 --prompt "..."`. Runs profile P05 of the one harness program
+//! (`agent-tutorial`, started as `ch05`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch05.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(5)
+    launcher::exec("ch05")
 }

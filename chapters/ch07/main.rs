@@ -1,6 +1,10 @@
-//! Chapter 7: `just ch07 --prompt "..."`. Binds profile P07 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch07.md`).
+//! Chapter 7: `just ch07 --prompt "..."`. Runs profile P07 of the one harness program
+//! (`agent-tutorial`, started as `ch07`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch07.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(7)
+    launcher::exec("ch07")
 }

@@ -1,6 +1,10 @@
-//! Chapter 8: `just ch08 --prompt "..."`. Binds profile P08 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch08.md`).
+//! Chapter 8: `just ch08 --prompt "..."`. Runs profile P08 of the one harness program
+//! (`agent-tutorial`, started as `ch08`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch08.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(8)
+    launcher::exec("ch08")
 }

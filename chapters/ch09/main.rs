@@ -1,6 +1,10 @@
-//! Chapter 9: `just ch09 --prompt "..."`. Binds profile P09 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch09.md`).
+//! Chapter 9: `just ch09 --prompt "..."`. Runs profile P09 of the one harness program
+//! (`agent-tutorial`, started as `ch09`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch09.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(9)
+    launcher::exec("ch09")
 }

@@ -1,6 +1,10 @@
-//! Chapter 10: `just ch10 --prompt "..."`. Binds profile P10 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch10.md`).
+//! Chapter 10: `just ch10 --prompt "..."`. Runs profile P10 of the one harness program
+//! (`agent-tutorial`, started as `ch10`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch10.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(10)
+    launcher::exec("ch10")
 }

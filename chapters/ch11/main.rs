@@ -1,6 +1,10 @@
-//! Chapter 11: `just ch11 --prompt "..."`. Binds profile P11 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch11.md`).
+//! Chapter 11: `just ch11 --prompt "..."`. Runs profile P11 of the one harness program
+//! (`agent-tutorial`, started as `ch11`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch11.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(11)
+    launcher::exec("ch11")
 }

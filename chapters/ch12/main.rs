@@ -1,6 +1,10 @@
-//! Chapter 12: `just ch12 --prompt "..."`. Binds profile P12 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch12.md`).
+//! Chapter 12: `just ch12 --prompt "..."`. Runs profile P12 of the one harness program
+//! (`agent-tutorial`, started as `ch12`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch12.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(12)
+    launcher::exec("ch12")
 }

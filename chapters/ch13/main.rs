@@ -1,6 +1,10 @@
-//! Chapter 13: `just ch13 --prompt "..."`. Binds profile P13 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch13.md`).
+//! Chapter 13: `just ch13 --prompt "..."`. Runs profile P13 of the one harness program
+//! (`agent-tutorial`, started as `ch13`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch13.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(13)
+    launcher::exec("ch13")
 }

@@ -1,6 +1,10 @@
-//! Chapter 14: `just ch14 --prompt "..."`. Binds profile P14 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch14.md`).
+//! Chapter 14: `just ch14 --prompt "..."`. Runs profile P14 of the one harness program
+//! (`agent-tutorial`, started as `ch14`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch14.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(14)
+    launcher::exec("ch14")
 }

@@ -1,6 +1,10 @@
-//! Chapter 16: `just ch16 --prompt "..."`. Binds profile P16 and runs the shared CLI;
-//! everything the chapter teaches lives in the shared crates (see `docs/ch16.md`).
+//! Chapter 16: `just ch16 --prompt "..."`. Runs profile P16 of the one harness program
+//! (`agent-tutorial`, started as `ch16`; see `chapters/launcher.rs`); everything the chapter
+//! teaches lives in the shared crates (see `docs/ch16.md`).
+
+#[path = "../launcher.rs"]
+mod launcher;
 
 fn main() -> std::process::ExitCode {
-    agent_tutorial::cli::chapter_main(16)
+    launcher::exec("ch16")
 }

@@ -191,3 +191,56 @@ fn ch11_the_first_request() {
     );
     insta::assert_snapshot!(text);
 }
+
+/// `--record-form delta` writes what changed since the line before; `agent-tutorial record
+/// expand` turns it back into exactly what `--record` writes in the full form.
+#[test]
+fn a_delta_recording_expands_to_the_full_recording_byte_for_byte() {
+    let script = json!([
+        {"tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"tool_calls": [{"id": "c2", "name": "glob", "arguments": {"pattern": "*"}}]},
+        {"content": "Read and listed."}
+    ]);
+    let run = |form: &str| {
+        let dir = workspace();
+        let script = write_script(dir.path(), script.clone());
+        let record = dir.path().join("requests.jsonl");
+        command("ch03", dir.path())
+            .args([
+                "--approve",
+                "all",
+                "--prompt",
+                "look around",
+                "--record-form",
+                form,
+            ])
+            .arg("--script")
+            .arg(&script)
+            .arg("--record")
+            .arg(&record)
+            .assert()
+            .success();
+        let root = dir.path().canonicalize().unwrap().display().to_string();
+        let expanded = command("agent-tutorial", dir.path())
+            .args(["record", "expand"])
+            .arg(&record)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let recorded = std::fs::read_to_string(&record).unwrap();
+        (
+            recorded.replace(&root, "<workspace>"),
+            String::from_utf8(expanded)
+                .unwrap()
+                .replace(&root, "<workspace>"),
+        )
+    };
+    let (full, full_expanded) = run("full");
+    let (delta, delta_expanded) = run("delta");
+    assert_eq!(full.lines().count(), 3);
+    assert_eq!(delta_expanded, full);
+    assert_eq!(full_expanded, full);
+    assert_ne!(delta, full);
+}

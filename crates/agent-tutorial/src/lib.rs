@@ -12,6 +12,7 @@ pub mod cache_report;
 pub mod cli;
 pub mod observer;
 pub mod profile;
+pub mod record;
 pub mod render;
 pub mod spinner;
 

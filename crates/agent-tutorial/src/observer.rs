@@ -8,11 +8,12 @@ use agent_core::{AgentEvent, EventSink, ModelReply, PlanStep, StepStatus, ToolFa
 use agent_policy::escape_controls;
 
 use crate::cache_report::{CacheLedger, CacheRow};
+use crate::record::{RecordForm, RequestLog};
 
 /// Renders events on stderr; with `--record`, also appends every request as one JSON line.
 #[derive(Debug, Default)]
 pub struct CliObserver {
-    record: Option<Mutex<std::fs::File>>,
+    record: Option<Mutex<RequestLog<std::fs::File>>>,
     /// The plan last shown, so an unchanged plan prints nothing.
     plan: Mutex<String>,
     /// A plan written by the tool running now: shown after that tool's `[result]` line.
@@ -26,15 +27,16 @@ pub struct CliObserver {
 
 impl CliObserver {
     /// An observer printing to stderr; with `record`, also appending each request to that file
-    /// (created if missing).
-    pub fn new(record: Option<&std::path::Path>) -> std::io::Result<Self> {
+    /// (created if missing), whole or as what changed since the one before (`form`).
+    pub fn new(record: Option<&std::path::Path>, form: RecordForm) -> std::io::Result<Self> {
         let record = match record {
-            Some(path) => Some(Mutex::new(
+            Some(path) => Some(Mutex::new(RequestLog::new(
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
                     .open(path)?,
-            )),
+                form,
+            ))),
             None => None,
         };
         Ok(Self {
@@ -118,13 +120,13 @@ fn child_prefix(depth: usize) -> String {
 
 impl CliObserver {
     fn record(&self, request: &agent_core::ModelRequest) {
-        let Some(file) = &self.record else {
+        let Some(log) = &self.record else {
             return;
         };
-        let mut file = file.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Ok(line) = serde_json::to_string(request) {
-            let _ = writeln!(file, "{line}");
-        }
+        let _ = log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .write(request);
     }
 
     fn depth(&self) -> usize {

@@ -4,7 +4,10 @@
 //! Providers reject requests that break this, and a compaction or hook bug breaks it silently.
 //! The runner checks every request before sending it, so such a bug fails loudly here instead.
 
+use std::borrow::Borrow;
 use std::collections::HashSet;
+use std::hash::Hash;
+use std::sync::Arc;
 
 use crate::message::{Message, ToolCall};
 
@@ -40,8 +43,8 @@ pub enum PairingError {
 /// Checks the pairing invariant over a request's messages: `&request.messages`, a stored
 /// history (`&[Arc<Message>]`) or plain `&[Message]`.
 ///
-/// Runs on every request, so it only borrows: the ids it remembers are `&str` into the
-/// messages, and an error is the only place an id is copied.
+/// It only borrows: the ids it remembers are `&str` into the messages, and an error is the
+/// only place an id is copied.
 pub fn validate_pairing<'a, M>(
     messages: impl IntoIterator<Item = &'a M>,
 ) -> Result<(), PairingError>
@@ -49,49 +52,137 @@ where
     M: AsRef<Message> + ?Sized + 'a,
 {
     let messages = messages.into_iter();
-    let mut seen_calls: HashSet<&str> = HashSet::with_capacity(messages.size_hint().0 / 2);
-    // Calls of the latest assistant message still waiting for results, with its index.
-    let mut pending: Vec<&str> = Vec::new();
-    let mut pending_from = 0;
+    let mut check = Pairing::<&str>::with_capacity(messages.size_hint().0 / 2);
     for (index, message) in messages.enumerate() {
-        match message.as_ref() {
+        check.feed(index, message.as_ref())?;
+    }
+    check.end()
+}
+
+/// The check part way through a conversation: ids borrowed (`&str`) for one pass, owned
+/// (`String`) to be resumed by the next request.
+#[derive(Debug, Default)]
+struct Pairing<S> {
+    seen_calls: HashSet<S>,
+    /// Calls of the latest assistant message still waiting for results, with its index.
+    pending: Vec<S>,
+    pending_from: usize,
+}
+
+impl<S: Borrow<str> + Eq + Hash> Pairing<S> {
+    fn with_capacity(calls: usize) -> Self {
+        Self {
+            seen_calls: HashSet::with_capacity(calls),
+            pending: Vec::new(),
+            pending_from: 0,
+        }
+    }
+
+    /// Takes the message at `index` of the conversation.
+    fn feed<'a>(&mut self, index: usize, message: &'a Message) -> Result<(), PairingError>
+    where
+        S: From<&'a str>,
+    {
+        match message {
             Message::Tool { tool_call_id, .. } => {
-                let Some(pos) = pending.iter().position(|id| id == tool_call_id) else {
+                let Some(pos) = self
+                    .pending
+                    .iter()
+                    .position(|id| id.borrow() == tool_call_id)
+                else {
                     return Err(PairingError::OrphanResult {
                         index,
                         id: tool_call_id.clone(),
                     });
                 };
-                pending.remove(pos);
+                self.pending.remove(pos);
             }
             other => {
-                if let Some(id) = pending.first() {
-                    return Err(PairingError::Unanswered {
-                        index: pending_from,
-                        id: (*id).to_string(),
-                    });
-                }
+                self.end()?;
                 if let Message::Assistant { tool_calls, .. } = other {
                     for call in tool_calls {
-                        if !seen_calls.insert(&call.id) {
+                        if self.seen_calls.contains(call.id.as_str()) {
                             return Err(PairingError::DuplicateCall {
                                 index,
                                 id: call.id.clone(),
                             });
                         }
-                        pending.push(&call.id);
+                        self.seen_calls.insert(S::from(&call.id));
+                        self.pending.push(S::from(&call.id));
                     }
-                    pending_from = index;
+                    self.pending_from = index;
                 }
             }
         }
+        Ok(())
     }
-    match pending.first() {
-        Some(id) => Err(PairingError::Unanswered {
-            index: pending_from,
-            id: (*id).to_string(),
-        }),
-        None => Ok(()),
+
+    /// The conversation may end (or a message other than a result follow) here.
+    fn end(&self) -> Result<(), PairingError> {
+        match self.pending.first() {
+            Some(id) => Err(PairingError::Unanswered {
+                index: self.pending_from,
+                id: id.borrow().to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The runner's check of every request, resumed where the previous request's ended: a request
+/// whose messages after the first (the system prompt, new every time) begin with all of the
+/// previous request's, as the same stored `Arc`s, checks only what follows them. A long
+/// session's request then costs a pointer comparison per message instead of hashing every
+/// call id again. Anything else (a compaction, a processor's rewrite) is checked whole.
+#[derive(Debug, Default)]
+pub(crate) struct PairingMemo {
+    /// The previous passing request's messages after its first, held so that a pointer equal
+    /// to one of them is that very (unchanged) message.
+    checked: Vec<Arc<Message>>,
+    /// The check after them (nothing pending: that request passed).
+    state: Pairing<String>,
+}
+
+impl PairingMemo {
+    /// [`validate_pairing`] of `messages`, with the same answer.
+    pub(crate) fn check(&mut self, messages: &[Arc<Message>]) -> Result<(), PairingError> {
+        let Some((first, rest)) = messages.split_first() else {
+            return Ok(());
+        };
+        // The first message starts with nothing pending; only a system or user message leaves
+        // the state as it found it, so only then can it be skipped.
+        if !matches!(**first, Message::System { .. } | Message::User { .. }) {
+            *self = Self::default();
+            return validate_pairing(messages);
+        }
+        let resumed = rest.len() >= self.checked.len()
+            && self
+                .checked
+                .iter()
+                .zip(rest)
+                .all(|(old, new)| Arc::ptr_eq(old, new));
+        let from = if resumed {
+            self.checked.len()
+        } else {
+            self.state = Pairing::default();
+            0
+        };
+        let result = rest[from..]
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, message)| self.state.feed(1 + from + i, message))
+            .and_then(|()| self.state.end());
+        if result.is_err() {
+            // The state is part way into a conversation that failed: start over next time.
+            *self = Self::default();
+            return result;
+        }
+        if resumed {
+            self.checked.extend(rest[from..].iter().cloned());
+        } else {
+            self.checked = rest.to_vec();
+        }
+        Ok(())
     }
 }
 
@@ -279,5 +370,97 @@ mod tests {
         let mut calls = vec![call("a"), call("b")];
         assert_eq!(assign_unique_ids::<Message>(&[], &mut calls), vec![]);
         assert_eq!(ids(&calls), vec!["a", "b"]);
+    }
+
+    /// The memo gives validate_pairing's answer on every request of a session that grows,
+    /// breaks, is compacted and grows again, whether it resumes or starts over.
+    #[test]
+    fn the_memo_answers_as_the_whole_check_does() {
+        let shared = |m: Message| Arc::new(m);
+        let mut history = vec![shared(Message::user("go"))];
+        let mut requests: Vec<Vec<Arc<Message>>> = Vec::new();
+        let mut request = |history: &[Arc<Message>]| {
+            let mut messages = vec![shared(Message::system("prompt"))];
+            messages.extend(history.iter().cloned());
+            requests.push(messages);
+        };
+        request(&history);
+        for id in ["a", "b", "c"] {
+            history.push(shared(assistant(&[id])));
+            history.push(shared(Message::tool_result(id, "ok")));
+            request(&history);
+        }
+        // A repeated id (resumed: only the new messages are fed, the old ids are remembered).
+        let mut repeated = history.clone();
+        repeated.push(shared(assistant(&["b"])));
+        repeated.push(shared(Message::tool_result("b", "ok")));
+        request(&repeated);
+        // An unanswered call at the end, then the session goes on from before it.
+        let mut open = history.clone();
+        open.push(shared(assistant(&["d"])));
+        request(&open);
+        history.push(shared(assistant(&["d"])));
+        history.push(shared(Message::tool_result("d", "ok")));
+        request(&history);
+        // A compaction (other messages at the start), an orphan, then growth again.
+        let compacted = vec![
+            shared(Message::user("summary")),
+            history[7].clone(),
+            history[8].clone(),
+        ];
+        request(&compacted);
+        request(&[
+            shared(Message::user("x")),
+            shared(Message::tool_result("z", "?")),
+        ]);
+        history.push(shared(assistant(&["e"])));
+        history.push(shared(Message::tool_result("e", "ok")));
+        request(&history);
+        // A request that starts with a call (not a system prompt) is checked whole.
+        request(&[]);
+        requests.last_mut().unwrap()[0] = shared(assistant(&["f"]));
+        requests.push(vec![shared(Message::system("p")), history[1].clone()]);
+
+        let mut memo = PairingMemo::default();
+        let got: Vec<_> = requests.iter().map(|r| memo.check(r)).collect();
+        let want: Vec<_> = requests.iter().map(validate_pairing).collect();
+        assert_eq!(got, want);
+        // The session covers both answers and every kind of break.
+        assert_eq!(
+            want[4],
+            Err(PairingError::DuplicateCall {
+                index: 8,
+                id: "b".into()
+            })
+        );
+        assert_eq!(
+            want[5],
+            Err(PairingError::Unanswered {
+                index: 8,
+                id: "d".into()
+            })
+        );
+        assert_eq!(
+            want[8],
+            Err(PairingError::OrphanResult {
+                index: 2,
+                id: "z".into()
+            })
+        );
+        assert_eq!(
+            want[10],
+            Err(PairingError::Unanswered {
+                index: 0,
+                id: "f".into()
+            })
+        );
+        assert_eq!(
+            want[11],
+            Err(PairingError::Unanswered {
+                index: 1,
+                id: "a".into()
+            })
+        );
+        assert_eq!(want.iter().filter(|r| r.is_ok()).count(), 7);
     }
 }

@@ -239,6 +239,15 @@ impl ToolRegistry {
         (self.stamp_of(&entries), names)
     }
 
+    /// The stamp and the names, borrowed under one read lock and handed to `f`: no name is
+    /// copied (a prompt renderer's miss assembles straight from them; the lock is held while
+    /// `f` runs, so `f` must not register a tool).
+    pub fn with_stamped_names<R>(&self, f: impl FnOnce(RegistryStamp, &[&str]) -> R) -> R {
+        let entries = self.read();
+        let names: Vec<&str> = entries.iter().map(|e| e.spec.name.as_str()).collect();
+        f(self.stamp_of(&entries), &names)
+    }
+
     fn stamp_of(&self, entries: &[Entry]) -> RegistryStamp {
         RegistryStamp {
             registry: self.id,

@@ -14,7 +14,7 @@ use crate::cancel::{Cancellation, cancelled_failure};
 use crate::event::{AgentEvent, EventSink, NoEvents};
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
-use crate::pairing::{PairingError, assign_unique_ids, validate_pairing};
+use crate::pairing::{PairingError, PairingMemo, assign_unique_ids};
 use crate::registry::ToolRegistry;
 use crate::seams::{
     AllowAll, GateDecision, HistoryProcessor, HookStop, Inbox, NoHooks, PermissionGate,
@@ -142,6 +142,9 @@ pub struct AgentRunner {
     events: Arc<dyn EventSink>,
     max_turns: usize,
     final_answer: bool,
+    /// Where the previous request's pairing check ended, so the next one checks only what is
+    /// new (the check runs on every request; a long session would hash every call id again).
+    pairing: std::sync::Mutex<PairingMemo>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -254,6 +257,7 @@ impl AgentRunner {
                 events: Arc::new(NoEvents),
                 max_turns: DEFAULT_MAX_TURNS,
                 final_answer: false,
+                pairing: std::sync::Mutex::default(),
             },
         }
     }
@@ -317,7 +321,11 @@ impl AgentRunner {
             return Err(RunError::EmptySystemPrompt);
         }
         messages.insert(0, Arc::new(Message::system(system)));
-        validate_pairing(&messages).map_err(RunError::Pairing)?;
+        self.pairing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .check(&messages)
+            .map_err(RunError::Pairing)?;
         if offer == Offer::FinalAnswerOnly {
             messages.push(Arc::new(Message::system(FINAL_ANSWER_NOTE)));
             return Ok(ModelRequest {

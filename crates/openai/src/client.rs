@@ -22,6 +22,7 @@ use async_trait::async_trait;
 use crate::config::{ApiKey, OpenAiConfig, Sampling};
 use crate::errors::{map_http_error, map_status};
 use crate::http::{HttpError, HttpLayer};
+use crate::wire::RequestEncoder;
 
 /// A [`ModelClient`] speaking Chat Completions to any compatible server.
 ///
@@ -70,9 +71,9 @@ pub struct OpenAiModel {
     model: String,
     sampling: Sampling,
     key: ApiKey,
-    /// Sent as `prompt_cache_key` with every request (chapter 10 on), see
-    /// [`OpenAiModel::prompt_cache_key`].
-    cache_key: Option<String>,
+    /// Writes the bodies (with the `prompt_cache_key`, see [`OpenAiModel::prompt_cache_key`]),
+    /// keeping each message's bytes from the previous request.
+    encoder: RequestEncoder,
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -97,7 +98,7 @@ impl OpenAiModel {
             model: config.model.clone(),
             sampling: config.sampling,
             key: config.api_key.clone(),
-            cache_key: None,
+            encoder: RequestEncoder::new(config.model.clone(), config.sampling, None),
         })
     }
 
@@ -107,7 +108,7 @@ impl OpenAiModel {
     /// the wire, and not into [`ModelRequest`]: it says where to look the prefix up, not what
     /// the model reads, so recorded requests and request snapshots stay as they were.
     pub fn prompt_cache_key(mut self, key: impl Into<String>) -> Self {
-        self.cache_key = Some(key.into());
+        self.encoder = RequestEncoder::new(self.model.clone(), self.sampling, Some(key.into()));
         self
     }
 
@@ -266,12 +267,13 @@ fn from_chat_response(response: CreateChatCompletionResponse) -> Result<ModelRep
 #[async_trait]
 impl ModelClient for OpenAiModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        let mut body = to_chat_request(&self.model, self.sampling, request);
-        body.prompt_cache_key.clone_from(&self.cache_key);
-        tracing::debug!(model = %self.model, messages = body.messages.len(), "chat completion");
-        let bytes = serde_json::to_vec(&body).map_err(|err| ModelError::InvalidResponse {
-            message: format!("cannot encode the request: {err}"),
-        })?;
+        tracing::debug!(model = %self.model, messages = request.messages.len(), "chat completion");
+        let bytes = self
+            .encoder
+            .encode(request)
+            .map_err(|err| ModelError::InvalidResponse {
+                message: err.to_string(),
+            })?;
         let raw = self
             .http
             .post_json(bytes)

@@ -129,7 +129,7 @@ impl HttpLayer {
     }
 
     /// One POST of `body` (JSON text); the reply in full, or why there is none.
-    pub async fn post_json(&self, body: Vec<u8>) -> Result<RawReply, HttpError> {
+    pub async fn post_json(&self, body: bytes::Bytes) -> Result<RawReply, HttpError> {
         match tokio::time::timeout(self.timeout, self.exchange(body)).await {
             Ok(result) => result,
             Err(_) => Err(HttpError::Timeout {
@@ -138,7 +138,7 @@ impl HttpLayer {
         }
     }
 
-    async fn exchange(&self, body: Vec<u8>) -> Result<RawReply, HttpError> {
+    async fn exchange(&self, body: bytes::Bytes) -> Result<RawReply, HttpError> {
         let mut response = self
             .client
             .post(&self.url)

@@ -8,6 +8,7 @@ pub mod config;
 pub mod env;
 mod errors;
 pub mod http;
+pub mod wire;
 
 pub use client::{OpenAiModel, to_chat_request};
 pub use config::{
@@ -15,3 +16,4 @@ pub use config::{
 };
 pub use env::ModelEnv;
 pub use http::{DEFAULT_MAX_REPLY_BYTES, HttpError, parse_retry_after};
+pub use wire::{EncodeError, RequestEncoder};

@@ -113,6 +113,21 @@ enum Command {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+    /// Files written by --record.
+    Record {
+        #[command(subcommand)]
+        command: RecordCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum RecordCommand {
+    /// Print every request of a recording (either form) whole, one JSON line each: what
+    /// --record-form full would have written.
+    Expand {
+        /// The file --record wrote.
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -149,6 +164,11 @@ pub struct RunArgs {
     /// Append every request, exactly as the loop built it, as one JSON line to FILE.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// How --record writes a request: `full` repeats the whole history on every line (the
+    /// file grows with the square of the session); `delta` writes what changed since the
+    /// line before (`agent-tutorial record expand FILE` prints the full form).
+    #[arg(long, value_enum, value_name = "FORM", default_value_t = crate::record::RecordForm::Full)]
+    pub record_form: crate::record::RecordForm,
     /// Replay model replies from a JSON script instead of calling a model (offline, no key).
     /// A JSON array, one element per model request: {"content": "..."} or
     /// {"tool_calls": [{"name": "bash", "arguments": {...}}]}; memory and compaction side
@@ -294,7 +314,34 @@ pub fn main() -> ExitCode {
             print!("{}", chapters::table());
             Ok(())
         }
+        Command::Record {
+            command: RecordCommand::Expand { file },
+        } => expand_recording(&file),
     })
+}
+
+/// `agent-tutorial record expand FILE`: the recording's requests in the full form on stdout.
+fn expand_recording(file: &std::path::Path) -> CliResult<()> {
+    use std::io::Write as _;
+    let input = std::fs::File::open(file).map_err(|err| {
+        CliError::usage(anyhow::anyhow!(
+            "cannot open the recording {}: {err}",
+            file.display()
+        ))
+    })?;
+    let mut out = std::io::stdout().lock();
+    crate::record::expand_each(
+        std::io::BufReader::new(input),
+        crate::record::LIMITS,
+        |request| {
+            // JSON escapes every control character: nothing the file holds reaches the
+            // terminal raw.
+            serde_json::to_writer(&mut out, request)?;
+            writeln!(out)
+        },
+    )
+    .map_err(CliError::runtime)?;
+    Ok(())
 }
 
 /// `main` of a chapter binary (`chapters/chNN/main.rs`). Like [`main`], call it first thing.

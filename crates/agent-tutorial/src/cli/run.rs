@@ -174,7 +174,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let placement = memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
     let model = Arc::new(choose_model(features, args, env)?);
-    let observer = CliObserver::new(args.record.as_deref()).map_err(|err| {
+    let observer = CliObserver::new(args.record.as_deref(), args.record_form).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
         CliError::usage(anyhow::anyhow!(
             "cannot open the --record file {}: {err}",

@@ -1,2 +1,3 @@
 mod adapter;
 mod bounds;
+mod wire;

@@ -136,6 +136,22 @@ fn each_of_the_six_inputs_invalidates_the_cache() {
     }
 }
 
+#[test]
+fn a_tool_list_with_the_same_letters_split_differently_is_a_miss() {
+    let renderer = DynamicPromptRenderer::new();
+    let mut fx = Fixture::new();
+    fx.skills = None;
+    fx.memory = None;
+    fx.tools = vec!["ab".into()];
+    fx.render(&renderer).unwrap();
+    fx.tools = vec!["a".into(), "b".into()];
+    assert_eq!(
+        fx.render(&renderer).unwrap(),
+        "## identity\nYou are a coding agent. Act, don't explain.\ncontext: {\"__proto__\":\"just a key\",\"chapter\":10,\"greeting\":\"你好，世界\",\"mode\":{\"flags\":{\"beta\":null,\"strict\":true},\"name\":\"default\"},\"ratio\":1.5}\n\n## tools\n- a\n- b\n\n## workspace\n/work/project"
+    );
+    assert_eq!(renderer.cache_hits(), 0);
+}
+
 #[derive(serde::Serialize)]
 struct WithFloat {
     limits: Vec<f64>,
