@@ -25,9 +25,9 @@ use std::time::Duration;
 use agent_core::AgentId;
 use agent_prompting::PromptContext;
 use agent_team::{
-    MailKind, MailMessage, Mailbox, Member, PlanRequirement, ProtocolRequest, RequestKind,
-    RequestStore, Roster, RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools, TeammateSpec,
-    TeammateStatus,
+    Deliveries, MailKind, MailMessage, Mailbox, Member, PlanRequirement, ProtocolRequest,
+    RequestKind, RequestStore, Roster, RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools,
+    TeammateSpec, TeammateStatus,
 };
 use agent_workspace::{Clock, Workspace};
 use async_trait::async_trait;
@@ -167,6 +167,8 @@ pub struct SessionTeam {
     joiner: Joiner,
     mailbox: Arc<Mailbox>,
     requests: Arc<RequestStore>,
+    /// What each agent's last delivered message came to (`delivery`), across a crash.
+    journal: Deliveries,
     file: TeamFile,
     lead: AgentSpec,
     teammate_deps: TeammateDeps,
@@ -213,6 +215,7 @@ pub fn attach(
         joiner: session.joiner(),
         mailbox,
         requests,
+        journal: Deliveries::new(&setup.workspace),
         file,
         lead: lead.clone(),
         teammate_deps: setup.teammate_deps,
