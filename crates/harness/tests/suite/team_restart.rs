@@ -168,3 +168,37 @@ async fn a_result_whose_turn_was_cut_short_by_a_crash_is_delivered_again_and_cou
     .unwrap();
     assert_eq!(stored.failures, ["the process ended while its turn ran"]);
 }
+
+#[tokio::test]
+async fn a_delivery_record_planted_as_a_fifo_is_skipped_and_the_message_delivered_again() {
+    let dir = tempfile::tempdir().unwrap();
+    first_session(dir.path(), "Alice says: alpha and beta.").await;
+    let message = undo_the_ack(dir.path());
+    let record = dir.path().join(".agent_tutorial/deliveries/lead.json");
+    std::fs::remove_file(&record).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&record)
+        .status()
+        .unwrap();
+    assert!(made.success());
+
+    let mut t = team(
+        dir.path(),
+        caps(&P15),
+        vec![ModelReply::text("Alice says: alpha and beta, again.")],
+        vec![],
+    );
+    t.session.run(Mode::UntilIdle).await;
+
+    // Unreadable, so unknown: at least once, the message gets a turn; never lost, never hung.
+    t.lead.finish().unwrap();
+    assert_eq!(t.lead.requests().len(), 1);
+    assert_eq!(
+        history(&t),
+        [
+            Message::user(message.fragment().into_text()),
+            Message::assistant_text("Alice says: alpha and beta, again."),
+        ]
+    );
+    assert_eq!(t.counts("lead"), done(1));
+}
