@@ -128,7 +128,7 @@ fn a_result_whose_turn_was_killed_is_delivered_again_and_the_death_counted() {
         }
     }
     let config = tempfile::tempdir().unwrap();
-    let mut child = first
+    let child = first
         .args([
             "--approve",
             "all",
