@@ -73,7 +73,7 @@ fn a_result_answered_before_the_process_died_costs_no_second_model_call() {
     );
     assert_eq!(
         record(dir.path()),
-        json!({"id": message.id.to_string(), "answer": "Noted: yesterday's result."})
+        json!({"id": message.id.to_string(), "turn": "answered"})
     );
     let name = message.file_name();
     let mail = dir.path().join(LEAD_MAIL);
@@ -159,7 +159,10 @@ fn a_result_whose_turn_was_killed_is_delivered_again_and_the_death_counted() {
     let group = i32::try_from(child.id()).unwrap();
     assert_eq!(unsafe { libc::killpg(group, libc::SIGKILL) }, 0);
     child.wait().unwrap();
-    assert_eq!(record(dir.path()), json!({"id": message.id.to_string()}));
+    assert_eq!(
+        record(dir.path()),
+        json!({"id": message.id.to_string(), "turn": "started"})
+    );
     assert_eq!(
         mailbox(dir.path()),
         "mailbox lead: ready 0, processing 1, done 0, quarantine 0\n"

@@ -1,20 +1,26 @@
-//! What each agent's last delivered message came to, kept across a crash (chapter 15).
+//! What became of each agent's last delivered message, kept across a crash (chapter 15).
 //!
 //! ```text
 //! .agent_tutorial/deliveries/
 //!   .lock          every change, from any process
-//!   <agent>.json   {"id": "<message id>", "answer": "<final answer>"?}
+//!   <agent>.json   {"id": "<message id>", "turn": "started" | "answered"}
 //! ```
 //!
 //! An agent works on one message at a time, so one record per agent is enough: it is written
-//! when the message's fragment goes into the agent's history (no `answer` yet), and again
-//! when the turn has completed (with the turn's final answer), both before the message is
-//! acknowledged. A process killed between the turn's end and the ack leaves the message in
-//! `processing` and this record saying it was answered: the next session acknowledges it
-//! without a turn (no second model call) and puts the fragment and the answer back into the
-//! agent's history once. A record is read bounded ([`READ_LIMIT`]); one that cannot be read
-//! (too large, corrupt, a link, not a file) is skipped with a warning, and the message is
-//! then delivered again — at least once, never lost.
+//! when the message's fragment goes into the agent's history (`started`), and again when the
+//! turn has completed (`answered`), both before the message is acknowledged. A process killed
+//! between the turn's end and the ack leaves the message in `processing` and this record
+//! saying it was answered: the next session acknowledges it without a turn (no second model
+//! call) and puts the fragment back into the agent's history once.
+//!
+//! The record keeps no text. The state folder is in a repository an attacker may write, and
+//! what a record held would go back into a history: a stored answer would be words put in the
+//! model's own mouth. The fragment is rebuilt from the message itself, which every delivery
+//! already treats as untrusted (escaped, typed, with its sender).
+//!
+//! A record is read bounded ([`READ_LIMIT`]); one that cannot be read (too large, corrupt, a
+//! link, not a file) is skipped with a warning, and the message is then delivered again — at
+//! least once, never lost.
 
 use agent_protocol::AgentId;
 use agent_workspace::{PathError, StateDir, StoreError, Workspace};
@@ -24,12 +30,19 @@ use crate::message::MessageId;
 
 /// The folder of the records, workspace-relative.
 pub const JOURNAL_DIR: &str = ".agent_tutorial/deliveries";
-/// The longest answer kept, in characters: it goes back into the history of a restarted
-/// agent, so it is bounded like everything loaded.
-pub const MAX_ANSWER_CHARS: usize = 16 * 1024;
-/// The most of a record that is read: the answer at its largest, each character written as
-/// up to six bytes by JSON, and room for the id.
-pub const READ_LIMIT: u64 = (6 * MAX_ANSWER_CHARS + 1024) as u64;
+/// The most of a record that is read: an id and a state, with room to spare.
+pub const READ_LIMIT: u64 = 1024;
+
+/// How far the turn of a delivered message got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnState {
+    /// Its fragment went into the history and its turn started (and, if this is what a
+    /// restart finds, the process died before the turn ended).
+    Started,
+    /// Its turn completed; only the ack may be missing.
+    Answered,
+}
 
 /// What became of the message an agent was last given.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,10 +50,8 @@ pub const READ_LIMIT: u64 = (6 * MAX_ANSWER_CHARS + 1024) as u64;
 pub struct DeliveryRecord {
     /// The message.
     pub id: MessageId,
-    /// The turn's final answer once the turn has completed; `None` while it runs (or when
-    /// the process died under it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answer: Option<String>,
+    /// How far its turn got.
+    pub turn: TurnState,
 }
 
 /// Why a record cannot be used.
@@ -58,7 +69,7 @@ pub enum JournalError {
 ///
 /// ```
 /// use agent_protocol::AgentId;
-/// use agent_team::{Deliveries, DeliveryRecord, MessageId};
+/// use agent_team::{Deliveries, DeliveryRecord, MessageId, TurnState};
 /// use agent_workspace::Workspace;
 ///
 /// let dir = tempfile::tempdir().unwrap();
@@ -66,9 +77,9 @@ pub enum JournalError {
 /// let lead = AgentId::lead();
 /// let id = MessageId::generate();
 /// journal.started(&lead, &id).unwrap();
-/// journal.answered(&lead, &id, "Noted.").unwrap();
+/// journal.answered(&lead, &id).unwrap();
 /// let record = journal.load(&lead).unwrap();
-/// assert_eq!(record, Some(DeliveryRecord { id, answer: Some("Noted.".into()) }));
+/// assert_eq!(record, Some(DeliveryRecord { id, turn: TurnState::Answered }));
 /// ```
 #[derive(Debug, Clone)]
 pub struct Deliveries {
@@ -90,30 +101,12 @@ impl Deliveries {
 
     /// Records that `id`'s fragment is going into `agent`'s history and its turn starts.
     pub fn started(&self, agent: &AgentId, id: &MessageId) -> Result<(), JournalError> {
-        self.write(
-            &DeliveryRecord {
-                id: id.clone(),
-                answer: None,
-            },
-            agent,
-        )
+        self.write(agent, id, TurnState::Started)
     }
 
-    /// Records that the turn `id` started has completed with `answer` (cut to
-    /// [`MAX_ANSWER_CHARS`]).
-    pub fn answered(
-        &self,
-        agent: &AgentId,
-        id: &MessageId,
-        answer: &str,
-    ) -> Result<(), JournalError> {
-        self.write(
-            &DeliveryRecord {
-                id: id.clone(),
-                answer: Some(answer.chars().take(MAX_ANSWER_CHARS).collect()),
-            },
-            agent,
-        )
+    /// Records that the turn `id` started has completed.
+    pub fn answered(&self, agent: &AgentId, id: &MessageId) -> Result<(), JournalError> {
+        self.write(agent, id, TurnState::Answered)
     }
 
     /// Forgets `agent`'s record: its message went back to the mailbox (released, or failed and
@@ -132,9 +125,13 @@ impl Deliveries {
         }
     }
 
-    fn write(&self, record: &DeliveryRecord, agent: &AgentId) -> Result<(), JournalError> {
+    fn write(&self, agent: &AgentId, id: &MessageId, turn: TurnState) -> Result<(), JournalError> {
+        let record = DeliveryRecord {
+            id: id.clone(),
+            turn,
+        };
         let lock = self.state.lock()?;
-        lock.replace_json(&Self::file_name(agent), record)?;
+        lock.replace_json(&Self::file_name(agent), &record)?;
         Ok(())
     }
 
@@ -145,17 +142,6 @@ impl Deliveries {
             return Ok(None);
         }
         let lock = self.state.lock()?;
-        let mut record: Option<DeliveryRecord> =
-            lock.read_json(&Self::file_name(agent), READ_LIMIT)?;
-        if let Some(DeliveryRecord {
-            answer: Some(answer),
-            ..
-        }) = &mut record
-            && answer.chars().count() > MAX_ANSWER_CHARS
-        {
-            // Hand-written past the bound that a writer keeps: cut like a written one.
-            *answer = answer.chars().take(MAX_ANSWER_CHARS).collect();
-        }
-        Ok(record)
+        Ok(lock.read_json(&Self::file_name(agent), READ_LIMIT)?)
     }
 }

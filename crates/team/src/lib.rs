@@ -46,7 +46,7 @@ pub(crate) fn now_ms(clock: &dyn Clock) -> u64 {
 
 pub use exchange::{AnswerError, Delivered, answer};
 pub use gate::{GateState, PLAN_GATE, PlanGate, PlanRequirement};
-pub use journal::{Deliveries, DeliveryRecord, JournalError};
+pub use journal::{Deliveries, DeliveryRecord, JournalError, TurnState};
 pub use mailbox::{Acked, Counts, Failed, Folder, MailError, Mailbox};
 pub use message::{MailKind, MailMessage, MessageId, stored_message_id};
 pub use requests::{

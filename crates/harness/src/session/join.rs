@@ -30,8 +30,8 @@ pub enum Delivery {
     /// The agent is done (a shutdown it answered): the session drops it.
     Stop,
     /// Work an earlier process finished but did not acknowledge before it died: these
-    /// messages (the mail fragment and the answer it got) go into the agent's history as they
-    /// are, with no turn and no model call; then the source is asked again.
+    /// messages (the mail's fragment) go into the agent's history as they are, with no turn
+    /// and no model call; then the source is asked again.
     Restore(Vec<Message>),
 }
 

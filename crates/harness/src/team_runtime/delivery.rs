@@ -9,7 +9,7 @@ use agent_core::RequestId;
 use agent_core::{AgentId, Message, RunError};
 use agent_team::{
     Decision, MailKind, MailMessage, RequestKind, RequestStatus, Response, TeamRuntime,
-    TeammateStatus, answer,
+    TeammateStatus, TurnState, answer,
 };
 
 use super::SessionTeam;
@@ -57,9 +57,7 @@ impl TurnSource for SessionTeam {
                     claimed = Some(message);
                     break;
                 }
-                Recorded::Answered(answer) => {
-                    return Some(self.restore(&message, answer));
-                }
+                Recorded::Answered => return Some(self.restore(&message)),
                 Recorded::Interrupted => self.interrupted(agent, &message),
             }
         }
@@ -114,7 +112,7 @@ impl TurnSource for SessionTeam {
                 }
                 // The turn's end is durable before the ack: a crash in between leaves a
                 // message the next session acknowledges without a model call.
-                if let Err(err) = self.journal.answered(agent, &message.id, text) {
+                if let Err(err) = self.journal.answered(agent, &message.id) {
                     tracing::warn!("team: answer to {} not recorded: {err}", message.id);
                 }
                 if let Err(err) = self.mailbox.ack(&message) {
@@ -176,8 +174,8 @@ impl TurnSource for SessionTeam {
 enum Recorded {
     /// Nothing: deliver it.
     New,
-    /// An earlier process completed its turn with this answer and died before the ack.
-    Answered(String),
+    /// An earlier process completed its turn and died before the ack.
+    Answered,
     /// An earlier process put it into a turn and died before the turn ended.
     Interrupted,
 }
@@ -190,9 +188,9 @@ impl SessionTeam {
     /// skipped with a warning: the message is delivered again (at least once, never lost).
     fn recorded(&self, agent: &AgentId, message: &MailMessage) -> Recorded {
         match self.journal.load(agent) {
-            Ok(Some(record)) if record.id == message.id => match record.answer {
-                Some(answer) => Recorded::Answered(answer),
-                None => Recorded::Interrupted,
+            Ok(Some(record)) if record.id == message.id => match record.turn {
+                TurnState::Answered => Recorded::Answered,
+                TurnState::Started => Recorded::Interrupted,
             },
             Ok(_) => Recorded::New,
             Err(err) => {
@@ -203,9 +201,10 @@ impl SessionTeam {
     }
 
     /// The turn of `message` completed before a crash: it is acknowledged with no turn, and
-    /// the fragment and its answer go into the agent's history once (that history died with
-    /// the process; the next turns should know what was answered).
-    fn restore(&self, message: &MailMessage, answer: String) -> Delivery {
+    /// its fragment goes into the agent's history once (that history died with the process;
+    /// the next turns should know what arrived). The answer is not restored: the record
+    /// keeps no text an attacker could plant as the model's own words (see `journal`).
+    fn restore(&self, message: &MailMessage) -> Delivery {
         if let Err(err) = self.mailbox.ack(message) {
             tracing::warn!("team: message {} not acknowledged: {err}", message.id);
         }
@@ -213,10 +212,7 @@ impl SessionTeam {
             "team: message {} was answered before a restart; acknowledged with no turn",
             message.id
         );
-        Delivery::Restore(vec![
-            Message::user(message.fragment().into_text()),
-            Message::assistant_text(answer),
-        ])
+        Delivery::Restore(vec![Message::user(message.fragment().into_text())])
     }
 
     /// An earlier process died while `message`'s turn ran. Its history is gone and the turn

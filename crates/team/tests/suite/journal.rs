@@ -8,8 +8,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use agent_protocol::AgentId;
-use agent_team::journal::{JOURNAL_DIR, MAX_ANSWER_CHARS, READ_LIMIT};
-use agent_team::{Deliveries, DeliveryRecord, MessageId};
+use agent_team::journal::{JOURNAL_DIR, READ_LIMIT};
+use agent_team::{Deliveries, DeliveryRecord, MessageId, TurnState};
 use agent_workspace::Workspace;
 
 fn mkfifo(path: &Path) {
@@ -29,7 +29,7 @@ fn plant(dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn a_record_is_written_at_the_start_and_the_end_of_a_turn_and_cleared() {
+fn a_record_says_how_far_the_turn_got_and_is_cleared() {
     let dir = tempfile::tempdir().unwrap();
     let j = journal(dir.path());
     let lead = AgentId::lead();
@@ -41,16 +41,15 @@ fn a_record_is_written_at_the_start_and_the_end_of_a_turn_and_cleared() {
         j.load(&lead).unwrap(),
         Some(DeliveryRecord {
             id: id.clone(),
-            answer: None
+            turn: TurnState::Started
         })
     );
-    let long = "a".repeat(MAX_ANSWER_CHARS + 10);
-    j.answered(&lead, &id, &long).unwrap();
+    j.answered(&lead, &id).unwrap();
     assert_eq!(
         j.load(&lead).unwrap(),
         Some(DeliveryRecord {
             id: id.clone(),
-            answer: Some("a".repeat(MAX_ANSWER_CHARS))
+            turn: TurnState::Answered
         })
     );
     // Another agent's record is its own.
@@ -67,7 +66,7 @@ fn a_record_that_is_corrupt_a_fifo_or_huge_is_an_error_not_a_hang() {
     let path = plant(dir.path());
     let errors = [
         {
-            std::fs::write(&path, "{\"id\": \"not an id\"}").unwrap();
+            std::fs::write(&path, "{\"id\": \"not an id\", \"turn\": \"answered\"}").unwrap();
             j.load(&lead).unwrap_err().to_string()
         },
         {
@@ -91,7 +90,7 @@ fn a_record_that_is_corrupt_a_fifo_or_huge_is_an_error_not_a_hang() {
     assert_eq!(
         errors,
         [
-            "the delivery record is not usable: .agent_tutorial/deliveries/lead.json is not a valid record: `not an id` is not a message id at line 1 column 19".to_string(),
+            "the delivery record is not usable: .agent_tutorial/deliveries/lead.json is not a valid record: `not an id` is not a message id at line 1 column 18".to_string(),
             "the delivery record is not usable: .agent_tutorial/deliveries/lead.json is not a valid record: EOF while parsing a value at line 1 column 7".to_string(),
             "the delivery record is not usable: `.agent_tutorial/deliveries/lead.json` is a FIFO (named pipe), not a regular file".to_string(),
             format!(
@@ -111,7 +110,7 @@ fn a_record_linked_outside_is_neither_read_nor_written_through() {
     let path = plant(dir.path());
     let target = outside.path().join("secret.json");
     let id = MessageId::generate();
-    let record = format!("{{\"id\": \"{id}\", \"answer\": \"from outside\"}}");
+    let record = format!("{{\"id\": \"{id}\", \"turn\": \"answered\"}}");
     std::fs::write(&target, &record).unwrap();
     symlink(&target, &path).unwrap();
     assert_eq!(
