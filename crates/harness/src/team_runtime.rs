@@ -207,6 +207,10 @@ pub fn attach(
             "team: mail left in processing went back to ready"
         );
     }
+    let journal = Deliveries::new(&setup.workspace);
+    if let Err(err) = journal.remove_leftovers() {
+        tracing::warn!("team: {err}");
+    }
     let file = TeamFile::new(&setup.workspace);
     // A new session starts with no teammate; the file says so at once.
     file.save(&[])?;
@@ -215,7 +219,7 @@ pub fn attach(
         joiner: session.joiner(),
         mailbox,
         requests,
-        journal: Deliveries::new(&setup.workspace),
+        journal,
         file,
         lead: lead.clone(),
         teammate_deps: setup.teammate_deps,

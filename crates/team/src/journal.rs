@@ -125,6 +125,17 @@ impl Deliveries {
         }
     }
 
+    /// At the start of a session: removes the temporary files a writer killed mid-write left
+    /// (a record is replaced by writing a temporary file and renaming it). Failures are
+    /// logged, never fatal.
+    pub fn remove_leftovers(&self) -> Result<(), JournalError> {
+        if !self.state.exists()? {
+            return Ok(());
+        }
+        self.state.lock()?.remove_leftovers();
+        Ok(())
+    }
+
     fn write(&self, agent: &AgentId, id: &MessageId, turn: TurnState) -> Result<(), JournalError> {
         let record = DeliveryRecord {
             id: id.clone(),

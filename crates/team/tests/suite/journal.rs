@@ -139,3 +139,29 @@ fn a_record_linked_outside_is_neither_read_nor_written_through() {
         .collect();
     assert_eq!(names, ["secret.json"]);
 }
+
+#[test]
+fn a_half_written_record_left_by_a_killed_writer_is_removed_and_the_record_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = journal(dir.path());
+    let lead = AgentId::lead();
+    let id = MessageId::generate();
+    j.started(&lead, &id).unwrap();
+    let folder = dir.path().join(JOURNAL_DIR);
+    let leftover = format!("{}lead.json-1", agent_workspace::TEMP_PREFIX);
+    std::fs::write(folder.join(&leftover), "{\"id\": ").unwrap();
+    j.remove_leftovers().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [".lock", "lead.json"]);
+    assert_eq!(
+        j.load(&lead).unwrap(),
+        Some(DeliveryRecord {
+            id,
+            turn: TurnState::Started
+        })
+    );
+}
