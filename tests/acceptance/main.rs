@@ -19,6 +19,7 @@ mod ch12;
 mod ch13;
 mod ch14;
 mod ch15;
+mod ch15_restart;
 mod ch16;
 mod cli;
 mod doc_excerpts;

@@ -25,9 +25,9 @@ use std::time::Duration;
 use agent_core::AgentId;
 use agent_prompting::PromptContext;
 use agent_team::{
-    MailKind, MailMessage, Mailbox, Member, PlanRequirement, ProtocolRequest, RequestKind,
-    RequestStore, Roster, RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools, TeammateSpec,
-    TeammateStatus,
+    Deliveries, MailKind, MailMessage, Mailbox, Member, PlanRequirement, ProtocolRequest,
+    RequestKind, RequestStore, Roster, RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools,
+    TeammateSpec, TeammateStatus,
 };
 use agent_workspace::{Clock, Workspace};
 use async_trait::async_trait;
@@ -167,6 +167,8 @@ pub struct SessionTeam {
     joiner: Joiner,
     mailbox: Arc<Mailbox>,
     requests: Arc<RequestStore>,
+    /// What each agent's last delivered message came to (`delivery`), across a crash.
+    journal: Deliveries,
     file: TeamFile,
     lead: AgentSpec,
     teammate_deps: TeammateDeps,
@@ -205,6 +207,10 @@ pub fn attach(
             "team: mail left in processing went back to ready"
         );
     }
+    let journal = Deliveries::new(&setup.workspace);
+    if let Err(err) = journal.remove_leftovers() {
+        tracing::warn!("team: {err}");
+    }
     let file = TeamFile::new(&setup.workspace);
     // A new session starts with no teammate; the file says so at once.
     file.save(&[])?;
@@ -213,6 +219,7 @@ pub fn attach(
         joiner: session.joiner(),
         mailbox,
         requests,
+        journal,
         file,
         lead: lead.clone(),
         teammate_deps: setup.teammate_deps,

@@ -10,6 +10,8 @@
 //! - [`tools`]: the team tools; the ones that need the session call [`runtime::TeamRuntime`].
 //! - [`roster`]: who may receive mail and which names are free, as the runtime reports it.
 //! - [`message`]: a stored message and the fragment its recipient's model reads.
+//! - [`journal`]: what each agent's last delivered message came to, so a restart neither
+//!   stores a message twice nor pays a second model call for it.
 //! - [`team_file`]: the team as the last session left it, for `agent-tutorial team list`.
 //!
 //! Time comes from `agent_workspace::Clock` (its wall reading, in milliseconds since the Unix
@@ -19,6 +21,7 @@
 
 pub mod exchange;
 pub mod gate;
+pub mod journal;
 pub mod mailbox;
 pub mod message;
 pub mod requests;
@@ -43,6 +46,7 @@ pub(crate) fn now_ms(clock: &dyn Clock) -> u64 {
 
 pub use exchange::{AnswerError, Delivered, answer};
 pub use gate::{GateState, PLAN_GATE, PlanGate, PlanRequirement};
+pub use journal::{Deliveries, DeliveryRecord, JournalError, TurnState};
 pub use mailbox::{Acked, Counts, Failed, Folder, MailError, Mailbox};
 pub use message::{MailKind, MailMessage, MessageId, stored_message_id};
 pub use requests::{

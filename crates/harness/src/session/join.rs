@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::AgentInbox;
-use agent_core::{AgentId, EventSink, RunError};
+use agent_core::{AgentId, EventSink, Message, RunError};
 use agent_policy::ApprovalProvider;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -29,6 +29,10 @@ pub enum Delivery {
     Turn(String),
     /// The agent is done (a shutdown it answered): the session drops it.
     Stop,
+    /// Work an earlier process finished but did not acknowledge before it died: these
+    /// messages (the mail's fragment) go into the agent's history as they are, with no turn
+    /// and no model call; then the source is asked again.
+    Restore(Vec<Message>),
 }
 
 /// Work that reaches idle agents from outside the person's prompts: asked for each idle agent

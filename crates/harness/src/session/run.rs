@@ -22,6 +22,10 @@ use super::{Decision, EndReason, InterruptFrom, Interrupts, Mode, Op, Session, S
 const TIMER_CAP: Duration = Duration::from_secs(30);
 /// Prompts one agent keeps queued while it is busy; more are refused (and said in the log).
 const MAX_QUEUED: usize = 100;
+/// How many restored deliveries one look takes per agent before it moves on: a source keeps
+/// one record per agent, so one is the most it gives, and the bound keeps a faulty source
+/// from holding the loop.
+const MAX_RESTORED: usize = 4;
 
 /// What started a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,14 +246,25 @@ impl Session {
             } else if let Some(text) = slot.queued.pop_front() {
                 start.push((id.clone(), TurnKind::Prompt, text));
             } else if let Some(source) = &self.source {
-                match source.next(id) {
-                    Some(Delivery::Turn(text)) => {
-                        start.push((id.clone(), TurnKind::Delivered, text));
+                // Restored work runs no turn, so the source is asked again; bounded like a
+                // mailbox (each restore acknowledges one message).
+                for _ in 0..MAX_RESTORED {
+                    match source.next(id) {
+                        Some(Delivery::Turn(text)) => {
+                            start.push((id.clone(), TurnKind::Delivered, text));
+                        }
+                        // Dropping the agent drops its jobs (and kills what still runs); the
+                        // slot stays, empty, so its name is never reused in this session.
+                        Some(Delivery::Stop) => slot.agent = None,
+                        Some(Delivery::Restore(messages)) => {
+                            if let Some(agent) = slot.agent.as_mut() {
+                                agent.history.extend(messages.into_iter().map(Arc::new));
+                            }
+                            continue;
+                        }
+                        None => {}
                     }
-                    // Dropping the agent drops its jobs (and kills what still runs); the slot
-                    // stays, empty, so its name is never reused in this session.
-                    Some(Delivery::Stop) => slot.agent = None,
-                    None => {}
+                    break;
                 }
             }
         }

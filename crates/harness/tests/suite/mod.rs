@@ -4,6 +4,7 @@ mod approvals;
 mod session;
 mod team;
 mod team_cut_short;
+mod team_restart;
 
 use std::sync::Arc;
 

@@ -1,5 +1,6 @@
 mod attacks;
 mod gate;
+mod journal;
 mod mailbox;
 mod requests;
 mod tools;
