@@ -13,6 +13,7 @@ use agent_policy::StaticApproval;
 use agent_team::Counts;
 use agent_test_support::{Recording, ScriptedModel};
 use agent_tools::Workspace;
+use agent_trust::{TrustAll, WorkspaceTrust};
 use agent_tutorial::{AgentDeps, Profile, agents};
 
 use crate::support::transcript;
@@ -35,6 +36,17 @@ pub fn team(
     lead: Vec<ModelReply>,
     mates: Vec<(&str, Vec<ModelReply>)>,
 ) -> Team {
+    team_trusting(chapter, dir, lead, mates, Arc::new(TrustAll))
+}
+
+/// [`team`], the lead and every teammate loading the workspace with `trust`.
+pub fn team_trusting(
+    chapter: u8,
+    dir: &Path,
+    lead: Vec<ModelReply>,
+    mates: Vec<(&str, Vec<ModelReply>)>,
+    trust: Arc<dyn WorkspaceTrust>,
+) -> Team {
     let workspace = Workspace::new(dir).unwrap();
     let profile = Profile::for_chapter(chapter).unwrap();
     let mut session = Session::new(Interrupts::CancelTurn);
@@ -46,6 +58,7 @@ pub fn team(
     let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
     deps.events = session.sink(&AgentId::lead());
     deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
+    deps.trust = trust.clone();
     let scripts = mates.clone();
     let ws = workspace.clone();
     let setup = TeamSetup {
@@ -60,6 +73,7 @@ pub fn team(
             let mut deps = AgentDeps::new(model, ws.clone());
             deps.events = joiner.sink(name);
             deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
+            deps.trust = trust.clone();
             Ok(deps)
         }),
     };

@@ -47,12 +47,23 @@ pub struct Agent {
     pub(crate) memory: Option<Arc<MemorySession>>,
     /// Where the selected memories go (chapter 10 on; always `Prompt` before).
     pub(crate) memory_placement: MemoryPlacement,
+    /// Whether turns save memories or only read them (a teammate's, chapter 15).
+    pub(crate) memory_use: MemoryUse,
     /// What reaches the agent from outside its loop; the session waits on it.
     pub(crate) inbox: Arc<AgentInbox>,
     /// The agent's background jobs (chapter 13 on); the session kills them when it ends.
     pub(crate) jobs: Option<Arc<JobManager>>,
     /// The scheduled prompts (chapter 14 on); the session runs what is due.
     pub(crate) scheduler: Option<Arc<Scheduler>>,
+}
+
+/// What an agent with memory does with it after a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemoryUse {
+    /// Selects before a turn, extracts and consolidates after it (the lead, an agent alone).
+    ReadWrite,
+    /// Selects before a turn and saves nothing (a teammate: see the memory feature).
+    ReadOnly,
 }
 
 /// A turn whose answer is in and whose memory extraction has not run yet (chapter 9 on):
@@ -140,6 +151,9 @@ impl Agent {
         let Some(memory) = self.memory.clone() else {
             return answered.outcome;
         };
+        if self.memory_use == MemoryUse::ReadOnly {
+            return answered.outcome;
+        }
         // Memory reads this turn's messages once, as owned ones.
         let turn: Vec<Message> = self.history[answered.start..]
             .iter()

@@ -2,7 +2,8 @@
 //! [`Session`] that owns the agents.
 //!
 //! - A teammate is a session agent: `spawn_teammate` builds it with [`build_agent`] (the lead's
-//!   model, permission settings and hooks, its own history; its team tools and plan gate from
+//!   model, permission settings and hooks, the project's trusted skills and memory (read
+//!   only), its own history; its team tools and plan gate from
 //!   its [`TeamSeat`], installed by the team features like every capability's part) and hands it to the running loop
 //!   through the session's [`Joiner`]; its events and approval questions carry its name.
 //! - Mail is durable first: every message is a file in the recipient's mailbox
@@ -57,10 +58,11 @@ pub enum TeamSeat {
 }
 
 /// The capabilities a teammate may have, whatever the lead has: its fixed tool set (`bash`,
-/// the file tools, `send_message`, `submit_plan`), its plan gate and what shapes its loop
-/// without adding a tool. No subagents, skills, tasks, jobs or schedules, and no teammates of
-/// its own: a teammate works on the lead's messages.
-const TEAMMATE_CAPABILITIES: [Capability; 11] = [
+/// the file tools, `send_message`, `submit_plan`), its plan gate, the project's skills
+/// (`load_skill`) and memory (read only) and what shapes its loop without adding a tool. No
+/// subagents, tasks, jobs or schedules, and no teammates of its own: a teammate works on the
+/// lead's messages.
+const TEAMMATE_CAPABILITIES: [Capability; 13] = [
     Capability::Bash,
     Capability::Files,
     Capability::Policy,
@@ -72,6 +74,8 @@ const TEAMMATE_CAPABILITIES: [Capability; 11] = [
     Capability::Mailbox,
     Capability::Protocols,
     Capability::PlanGate,
+    Capability::Skills,
+    Capability::Memory,
 ];
 
 /// Why something a teammate needs could not be made.

@@ -23,7 +23,7 @@ use super::{CliError, CliResult, RunArgs, open_workspace};
 use crate::{AgentDeps, Profile};
 
 /// Sets up the team of a run whose lead has `lead_deps` (chapter 15 on; `false` before).
-/// A teammate gets the lead's model settings, approval mode, hooks and trust; its events and
+/// A teammate gets the lead's model settings, approval mode, hooks, trust and memory placement; its events and
 /// questions carry its name.
 pub(super) fn attach(
     session: &mut Session,
@@ -37,8 +37,11 @@ pub(super) fn attach(
     let workspace = lead_deps.workspace.clone();
     let (args, model) = (args.clone(), model.clone());
     let ws = workspace.clone();
+    // A teammate reads the project's memory where the lead's chapter places it.
+    let placement = lead_deps.memory_placement;
     let teammate_deps: TeammateDeps = Arc::new(move |name: &AgentId, joiner| {
         let mut deps = AgentDeps::new(model.client_for(name), ws.clone());
+        deps.memory_placement = placement;
         deps.retry = retry_policy(&args);
         deps.fallback = model.fallback();
         deps.max_tokens = args.max_tokens;

@@ -15,6 +15,7 @@ use agent_policy::PermissionRule;
 use agent_prompting::PromptSection;
 
 use super::{Features, PromptStyle};
+use crate::agent::MemoryUse;
 use crate::prompts::{dynamic_prompt, fixed_system_prompt};
 use crate::{Agent, AgentDeps, AgentSpec, BuildError, MemoryPlacement};
 
@@ -137,6 +138,8 @@ pub(crate) struct Assembly<'a> {
     pub(crate) memory: Option<Arc<MemorySession>>,
     /// Where the selected memories go.
     pub(crate) memory_placement: MemoryPlacement,
+    /// Whether the agent's turns save memories.
+    pub(crate) memory_use: MemoryUse,
 }
 
 impl<'a> Assembly<'a> {
@@ -165,6 +168,7 @@ impl<'a> Assembly<'a> {
             scheduler: None,
             memory: None,
             memory_placement: MemoryPlacement::Prompt,
+            memory_use: MemoryUse::ReadWrite,
         }
     }
 
@@ -212,6 +216,7 @@ impl<'a> Assembly<'a> {
             history: Vec::new(),
             memory: self.memory,
             memory_placement: self.memory_placement,
+            memory_use: self.memory_use,
             inbox: self.inbox,
             jobs: self.jobs,
             scheduler: self.scheduler,

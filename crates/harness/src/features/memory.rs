@@ -6,7 +6,9 @@ use agent_memory::{MemoryInjector, MemoryPlacement, MemorySession, MemoryStore};
 use agent_prompting::{PromptSection, SectionBody};
 
 use super::{Assembly, Feature, PromptStyle, StartSelection};
+use crate::agent::MemoryUse;
 use crate::prompts::SectionSlot;
+use crate::team_runtime::TeamSeat;
 use crate::{BuildError, Capability};
 
 /// The memory session and where its selection goes: its own message (chapter 9), the
@@ -61,6 +63,15 @@ impl Feature for Memory {
         }
         agent.memory = Some(session);
         agent.memory_placement = placement;
+        // A teammate reads the project's memory and saves none. What is worth keeping is
+        // what the person said, and that is in the lead's turns, not in the lead's messages
+        // a teammate works on; teammates run at once, so their extractions and
+        // consolidations would race each other's and the lead's on one store; and every
+        // teammate turn would cost two more model calls and, through the gate, questions to
+        // the person about writes they never asked for.
+        if matches!(agent.deps.team, TeamSeat::Teammate { .. }) {
+            agent.memory_use = MemoryUse::ReadOnly;
+        }
         Ok(())
     }
 }
