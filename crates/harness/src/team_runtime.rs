@@ -25,11 +25,13 @@ use std::time::Duration;
 
 use agent_core::AgentId;
 use agent_prompting::PromptContext;
+use agent_skills::SkillCatalog;
 use agent_team::{
     Deliveries, MailKind, MailMessage, Mailbox, Member, PlanRequirement, ProtocolRequest,
     RequestKind, RequestStore, Roster, RuntimeError, TeamFile, TeamRecord, TeamRuntime, TeamTools,
     TeammateSpec, TeammateStatus,
 };
+use agent_trust::{TrustKind, Verdict};
 use agent_workspace::{Clock, Workspace};
 use async_trait::async_trait;
 
@@ -77,6 +79,17 @@ const TEAMMATE_CAPABILITIES: [Capability; 13] = [
     Capability::Skills,
     Capability::Memory,
 ];
+
+/// The trust verdict on the workspace's skills, `None` when there is none. A teammate gets
+/// the project's skills — the catalog and `load_skill`, which only reads a catalogued
+/// `SKILL.md` inside the workspace, as `read_file` could, so its fixed tool set gains no
+/// power — only when there are trusted ones: with none there is nothing to load, and its
+/// requests stay those of a team without skills. Asked without reporting a refusal (the
+/// lead's start reported it); the skills feature checks the trust again when it scans.
+fn trusted_skills(deps: &AgentDeps) -> Option<Verdict> {
+    let print = SkillCatalog::scan(&deps.workspace).fingerprint()?;
+    Some(deps.trust.verdict(TrustKind::Skills, &print))
+}
 
 /// Why something a teammate needs could not be made.
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
@@ -301,9 +314,15 @@ impl SessionTeam {
 
     /// What a teammate is built from: the lead's capabilities cut to a teammate's, and the
     /// lead's prompt context with its name and role.
-    fn teammate_spec(&self, spec: &TeammateSpec) -> Result<AgentSpec, RuntimeError> {
+    fn teammate_spec(
+        &self,
+        spec: &TeammateSpec,
+        deps: &AgentDeps,
+    ) -> Result<AgentSpec, RuntimeError> {
+        let skills = trusted_skills(deps);
         let capabilities = TEAMMATE_CAPABILITIES
             .into_iter()
+            .filter(|c| *c != Capability::Skills || skills == Some(Verdict::Trusted))
             .collect::<Capabilities>()
             .intersection(self.lead.capabilities);
         let mut context = self.lead.context.as_map().clone();
@@ -345,7 +364,7 @@ impl TeamRuntime for SessionTeam {
             tools: self.tools(),
             plan: spec.plan,
         };
-        let agent = build_agent(&self.teammate_spec(&spec)?, deps)
+        let agent = build_agent(&self.teammate_spec(&spec, &deps)?, deps)
             .map_err(|err| RuntimeError::Other(Box::new(err)))?;
         {
             let mut state = self.state();

@@ -6,9 +6,7 @@ use agent_memory::{MemoryInjector, MemoryPlacement, MemorySession, MemoryStore};
 use agent_prompting::{PromptSection, SectionBody};
 
 use super::{Assembly, Feature, PromptStyle, StartSelection};
-use crate::agent::MemoryUse;
 use crate::prompts::SectionSlot;
-use crate::team_runtime::TeamSeat;
 use crate::{BuildError, Capability};
 
 /// The memory session and where its selection goes: its own message (chapter 9), the
@@ -69,8 +67,11 @@ impl Feature for Memory {
         // consolidations would race each other's and the lead's on one store; and every
         // teammate turn would cost two more model calls and, through the gate, questions to
         // the person about writes they never asked for.
-        if matches!(agent.deps.team, TeamSeat::Teammate { .. }) {
-            agent.memory_use = MemoryUse::ReadOnly;
+        if matches!(
+            agent.deps.team,
+            crate::team_runtime::TeamSeat::Teammate { .. }
+        ) {
+            agent.memory_use = crate::agent::MemoryUse::ReadOnly;
         }
         Ok(())
     }

@@ -8,7 +8,6 @@ use agent_tools::Workspace;
 
 use super::{Assembly, Feature, ToolSlot, assembly::Tools};
 use crate::prompts::{SKILLS_SECTION, SectionSlot};
-use crate::team_runtime::TeamSeat;
 use crate::{BuildError, Capability};
 
 /// The workspace's trusted skills, scanned once, here: a skill added on disk needs a rebuild
@@ -33,14 +32,6 @@ impl Feature for Skills {
     fn install(&self, agent: &mut Assembly<'_>) -> Result<(), BuildError> {
         let workspace = agent.deps.workspace.clone();
         let catalog = Arc::new(SkillCatalog::scan(&workspace).trusted(&*agent.deps.trust));
-        // A teammate (chapter 15) gets the project's skills like the lead: the trusted
-        // catalog and `load_skill`, which only reads a catalogued `SKILL.md` inside the
-        // workspace, as `read_file` could, so its fixed tool set gains no new power. With no
-        // trusted skill there is nothing to load: it gets nothing, and its requests stay
-        // those of a team without skills.
-        if matches!(agent.deps.team, TeamSeat::Teammate { .. }) && catalog.is_empty() {
-            return Ok(());
-        }
         load_skill(&mut agent.tools, &catalog, &workspace);
         // Chapters 7–9: a paragraph of the fixed prompt, even with no skill.
         agent.paragraphs.push(
