@@ -7,8 +7,9 @@ use agent_protocol::{AgentId, RequestId};
 use agent_team::mailbox::MAX_WAITING;
 use agent_team::runtime::RuntimeError;
 use agent_team::{
-    Decision, MailKind, MailMessage, Member, PlanRequirement, ProtocolRequest, Protocols,
-    RequestKind, RequestStatus, Roster, TeamRuntime, TeamTools, TeammateSpec, TeammateStatus,
+    Decision, MailKind, MailMessage, Member, NewRequest, PlanRequirement, ProtocolRequest,
+    Protocols, RequestKind, RequestStatus, Roster, TeamRuntime, TeamTools, TeammateSpec,
+    TeammateStatus,
 };
 use async_trait::async_trait;
 
@@ -490,4 +491,80 @@ async fn a_review_for_a_teammate_that_stopped_is_recorded_and_the_lead_is_told_i
             .map(|r| r.status)
             .collect();
     assert_eq!(status, [RequestStatus::Approved]);
+}
+
+/// A body one byte over the 64 KiB bound is refused with its own code, before anything is
+/// written or anyone woken; a body at the bound goes through.
+#[tokio::test]
+async fn send_message_over_the_size_limit_is_a_message_too_large_tool_error() {
+    let t = setup();
+    let limit = agent_team::mailbox::MAX_MESSAGE_BYTES;
+    let over = serde_json::json!({"to": "bob", "content": "x".repeat(limit + 1)}).to_string();
+    assert_eq!(
+        call(&t.alice, "send_message", &over).await,
+        Err(format!(
+            "Error [message_too_large]: the message is {} bytes, over the limit of {limit} bytes",
+            limit + 1
+        ))
+    );
+    assert_eq!(tree(t.f.dir.path()), Vec::<String>::new());
+    assert!(t.runtime.woken.lock().unwrap().is_empty());
+    let at = serde_json::json!({"to": "bob", "content": "x".repeat(limit)}).to_string();
+    let out = call(&t.alice, "send_message", &at).await.unwrap();
+    let m = claim(&t, "bob");
+    assert_eq!(
+        (out, m.body.len()),
+        (format!("sent message {} to bob", m.id), limit)
+    );
+}
+
+/// `review_plan` on a request the lead is not the one to answer: a plan sent to someone
+/// else, and a shutdown request (the wrong kind). Each is `request_wrong_sender`, and the
+/// request stays pending with nothing sent.
+#[tokio::test]
+async fn a_review_from_the_wrong_sender_or_of_the_wrong_kind_is_request_wrong_sender() {
+    let t = setup();
+    let to_bob =
+        t.f.requests
+            .create(NewRequest {
+                kind: RequestKind::PlanApproval,
+                from: id("alice"),
+                to: id("bob"),
+                content: "a plan for bob".into(),
+            })
+            .unwrap();
+    let shutdown =
+        t.f.requests
+            .create(NewRequest {
+                kind: RequestKind::Shutdown,
+                from: AgentId::lead(),
+                to: id("alice"),
+                content: "stop".into(),
+            })
+            .unwrap();
+    let results = [
+        call(
+            &t.lead,
+            "review_plan",
+            &format!(r#"{{"request_id":"{}","approve":true}}"#, to_bob.id.0),
+        )
+        .await,
+        call(
+            &t.lead,
+            "review_plan",
+            &format!(r#"{{"request_id":"{}","approve":true}}"#, shutdown.id.0),
+        )
+        .await,
+    ];
+    assert_eq!(
+        results,
+        [
+            Err("Error [request_wrong_sender]: request `req-1` is from `alice` to `bob`; `lead` cannot answer it for `alice`".into()),
+            Err("Error [request_wrong_sender]: request `req-2` is a shutdown request, not plan_approval".into()),
+        ]
+    );
+    assert_eq!(t.f.requests.all().unwrap(), [to_bob, shutdown]);
+    assert_eq!(t.f.mailbox.claim(&id("alice")).unwrap(), None);
+    assert_eq!(t.f.mailbox.claim(&id("bob")).unwrap(), None);
+    assert!(t.runtime.woken.lock().unwrap().is_empty());
 }
