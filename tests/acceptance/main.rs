@@ -21,6 +21,7 @@ mod ch14;
 mod ch15;
 mod ch15_restart;
 mod ch15_skills;
+mod ch15_team_file;
 mod ch16;
 mod cli;
 mod doc_excerpts;
