@@ -292,3 +292,58 @@ fn a_mailbox_folder_filled_past_the_listing_bound_is_refused_without_being_held(
         "`.agent_tutorial/mail/alice/ready` holds more than 20000 entries; remove what does not belong there"
     );
 }
+
+/// What a session writes at its start (the harness saves the team file; only `team list`
+/// reads it): a `team.json` planted as a link out is replaced, never written through, and a
+/// state folder linked out is refused before anything is written there.
+#[test]
+fn the_team_file_is_never_written_through_a_link_out() {
+    use agent_team::{TeamFile, TeamFileError, TeamRecord, TeammateStatus};
+
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("team.json");
+    std::fs::write(&secret, "keep me").unwrap();
+    let record = TeamRecord {
+        name: id("alice"),
+        role: "reads".into(),
+        status: TeammateStatus::Idle,
+        current: None,
+        last_result: None,
+    };
+
+    let f = super::fixture();
+    let state = f.dir.path().join(".agent_tutorial");
+    std::fs::create_dir_all(&state).unwrap();
+    symlink(&secret, state.join("team.json")).unwrap();
+    let file = TeamFile::new(&f.workspace);
+    file.save(std::slice::from_ref(&record)).unwrap();
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "keep me");
+    assert!(
+        std::fs::symlink_metadata(state.join("team.json"))
+            .unwrap()
+            .is_file()
+    );
+    assert_eq!(
+        file.load().unwrap(),
+        agent_team::Loaded {
+            records: vec![record.clone()],
+            skipped: 0
+        }
+    );
+
+    let f = super::fixture();
+    symlink(outside.path(), f.dir.path().join(".agent_tutorial")).unwrap();
+    let err = TeamFile::new(&f.workspace).save(&[record]).unwrap_err();
+    assert_eq!(
+        (
+            matches!(err, TeamFileError::Storage(PathError::Escape { .. })),
+            std::error::Error::source(&err).map(ToString::to_string)
+        ),
+        (
+            true,
+            Some("`.agent_tutorial` resolves outside the workspace".into())
+        )
+    );
+    assert_eq!(tree(outside.path()), ["team.json"]);
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "keep me");
+}
