@@ -76,7 +76,7 @@ fn a_corrupt_team_file_or_a_fifo_in_its_place_is_refused_with_one_line_and_no_ha
     assert_eq!(
         team_list(dir.path()),
         refused(&format!(
-            ".agent_tutorial/team.json is not a valid record: {eof}: {eof}"
+            ".agent_tutorial/team.json is not a valid record: {eof}"
         ))
     );
     std::fs::remove_file(state.join("team.json")).unwrap();
@@ -108,7 +108,7 @@ fn a_record_naming_a_path_or_a_non_slug_is_refused_and_nothing_is_written_for_it
         assert_eq!(
             team_list(dir.path()),
             refused(&format!(
-                ".agent_tutorial/team.json is not a valid record: {why}: {why}"
+                ".agent_tutorial/team.json is not a valid record: {why}"
             )),
             "{name}"
         );
@@ -137,9 +137,7 @@ fn a_team_file_or_state_folder_linked_outside_is_neither_read_nor_written_throug
     let eloop = "Too many levels of symbolic links (os error 40)";
     assert_eq!(
         team_list(dir.path()),
-        refused(&format!(
-            "cannot read `.agent_tutorial/team.json`: {eloop}: {eloop}"
-        ))
+        refused(&format!("cannot read `.agent_tutorial/team.json`: {eloop}"))
     );
     assert_eq!(snapshot(outside.path()), before);
 

@@ -54,14 +54,30 @@ pub struct Loaded {
 }
 
 /// Why the team file cannot be used.
+///
+/// The cause is part of the message and deliberately not a `source`: the store's errors
+/// already print their own cause, so a printed chain (`{:#}`, as the CLI prints errors)
+/// would repeat it.
 #[derive(Debug, thiserror::Error)]
 pub enum TeamFileError {
     /// Its folder or lock cannot be used.
-    #[error("the team file is not usable")]
-    Storage(#[from] PathError),
+    #[error("the team file is not usable: {0}")]
+    Storage(PathError),
     /// It cannot be read (too large, not a team, not a file) or written.
-    #[error("the team file is not usable")]
-    Store(#[from] StoreError),
+    #[error("the team file is not usable: {0}")]
+    Store(StoreError),
+}
+
+impl From<PathError> for TeamFileError {
+    fn from(err: PathError) -> Self {
+        Self::Storage(err)
+    }
+}
+
+impl From<StoreError> for TeamFileError {
+    fn from(err: StoreError) -> Self {
+        Self::Store(err)
+    }
 }
 
 /// The team file of one workspace.
