@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use agent_core::{AgentId, Message, ModelReply};
 use agent_harness::session::{Interrupts, Mode, Op, Session};
-use agent_harness::team_runtime::{SHUTDOWN_DEADLINE, TeamSetup, attach};
-use agent_harness::{AgentDeps, AgentSpec, build_agent};
+use agent_harness::team_runtime::{SHUTDOWN_DEADLINE, SessionTeam, TeamSetup, attach};
+use agent_harness::{AgentDeps, AgentSpec, Capabilities, build_agent};
 use agent_prompting::PromptContext;
 use agent_team::{Counts, RequestStatus, TeammateStatus};
 use agent_test_support::ScriptedModel;
@@ -32,21 +32,16 @@ impl agent_core::ModelClient for Silent {
     }
 }
 
-#[tokio::test]
-async fn ending_the_session_aborts_a_running_teammate_and_puts_its_message_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
-    let mut session = Session::new(Interrupts::CancelTurn);
-    let lead_model = model(vec![
-        ModelReply::tool_calls(vec![call(
-            "c1",
-            "spawn_teammate",
-            json!({"name": "alice", "role": "slow", "prompt": "Think forever."}),
-        )]),
-        ModelReply::text("Started."),
-    ]);
+/// Attaches a team whose teammates run on [`Silent`] to `session` and adds the lead on
+/// `lead_model`: the setup of the cases where a teammate's turn never ends by itself.
+fn lead_with_silent_teammates(
+    session: &mut Session,
+    workspace: Workspace,
+    lead_model: &Arc<ScriptedModel>,
+    capabilities: Capabilities,
+) -> Arc<SessionTeam> {
     let spec = AgentSpec {
-        capabilities: caps(&P15),
+        capabilities,
         context: PromptContext::from_value(json!({})).unwrap(),
     };
     let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
@@ -62,10 +57,25 @@ async fn ending_the_session_aborts_a_running_teammate_and_puts_its_message_back(
             Ok(deps)
         }),
     };
-    let team = attach(&mut session, &spec, &mut deps, setup)
-        .unwrap()
-        .unwrap();
+    let team = attach(session, &spec, &mut deps, setup).unwrap().unwrap();
     session.add(AgentId::lead(), build_agent(&spec, deps).unwrap());
+    team
+}
+
+#[tokio::test]
+async fn ending_the_session_aborts_a_running_teammate_and_puts_its_message_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let mut session = Session::new(Interrupts::CancelTurn);
+    let lead_model = model(vec![
+        ModelReply::tool_calls(vec![call(
+            "c1",
+            "spawn_teammate",
+            json!({"name": "alice", "role": "slow", "prompt": "Think forever."}),
+        )]),
+        ModelReply::text("Started."),
+    ]);
+    let team = lead_with_silent_teammates(&mut session, workspace, &lead_model, caps(&P15));
     let mut events = session.take_events().unwrap();
     let handle = session.handle();
     handle.submit(Op::Prompt {
@@ -185,27 +195,7 @@ async fn a_shutdown_not_answered_in_time_is_forced_and_the_request_says_so() {
         ModelReply::text("Asked alice to stop."),
         ModelReply::text("Alice was stopped by force."),
     ]);
-    let spec = AgentSpec {
-        capabilities: p16(),
-        context: PromptContext::from_value(json!({})).unwrap(),
-    };
-    let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
-    deps.events = session.sink(&AgentId::lead());
-    let ws = workspace.clone();
-    let setup = TeamSetup {
-        workspace,
-        clock: Arc::new(SystemClock),
-        shutdown_deadline: SHUTDOWN_DEADLINE,
-        teammate_deps: Arc::new(move |name, joiner| {
-            let mut deps = AgentDeps::new(Arc::new(Silent), ws.clone());
-            deps.events = joiner.sink(name);
-            Ok(deps)
-        }),
-    };
-    let team = attach(&mut session, &spec, &mut deps, setup)
-        .unwrap()
-        .unwrap();
-    session.add(AgentId::lead(), build_agent(&spec, deps).unwrap());
+    let team = lead_with_silent_teammates(&mut session, workspace, &lead_model, p16());
     session.handle().submit(Op::Prompt {
         agent: AgentId::lead(),
         text: "Start a slow teammate, then stop it.".into(),
