@@ -292,7 +292,11 @@ fn quitting_with_ctrl_c_at_the_prompt_kills_the_background_jobs() {
     interrupt(&child);
     assert_eq!(wait_exit(&mut child).code(), Some(130));
     drop(stdin);
-    assert!(!alive(sleep), "the background job outlived the session");
+    // SIGKILL is delivered when the kernel next runs the job: gone soon, not necessarily
+    // by the instant the session's exit status is read.
+    poll("the background job to end with the session", || {
+        (!alive(sleep)).then_some(())
+    });
     let record: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join(".agent_tutorial/jobs/1.json")).unwrap(),
     )
@@ -357,7 +361,11 @@ fn sigterm_at_the_prompt_ends_the_session_and_its_jobs() {
 
     assert_eq!(wait_exit(&mut child).code(), Some(128 + libc::SIGTERM));
     drop(stdin);
-    assert!(!alive(sleep), "the background job outlived the session");
+    // SIGKILL is delivered when the kernel next runs the job: gone soon, not necessarily
+    // by the instant the session's exit status is read.
+    poll("the background job to end with the session", || {
+        (!alive(sleep)).then_some(())
+    });
     let record: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join(".agent_tutorial/jobs/1.json")).unwrap(),
     )

@@ -25,7 +25,7 @@ mod supervise;
 mod tree;
 
 pub use command::{Child, Command, Stdin};
-pub use stdio::StdioChild;
+pub use stdio::{CLOSE_SETTLE, StdioChild};
 pub use supervise::{Captures, Ended, Finished, Output, PIPE_GRACE, Stream};
 pub use tree::Killer;
 

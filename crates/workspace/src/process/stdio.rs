@@ -3,6 +3,7 @@
 
 use std::process::ExitStatus;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::task::JoinHandle;
@@ -11,6 +12,10 @@ use super::command::{Child, Command, Stdin};
 use super::supervise::{Captures, PIPE_GRACE, Stream, drain};
 use super::tree::Killer;
 use crate::capture::Capture;
+
+/// How long [`StdioChild::close`] waits for the processes it sent SIGKILL to be gone.
+/// Generous: on a loaded machine the kernel can take a while to schedule a dying process.
+pub const CLOSE_SETTLE: Duration = Duration::from_secs(5);
 
 /// A running command whose stdin and stdout belong to the caller. Dropping it kills the whole
 /// tree; [`StdioChild::close`] does the same and says how the leader ended.
@@ -62,10 +67,17 @@ impl StdioChild {
     }
 
     /// Ends the whole tree and returns how the leader ended (a signal, unless it had already
-    /// exited by itself).
+    /// exited by itself). When it returns, no process of the tree is running (it waits up to
+    /// [`CLOSE_SETTLE`] for signalled processes to die; a process that outlives that is
+    /// reported as an error, never ignored).
     pub async fn close(mut self) -> std::io::Result<ExitStatus> {
         self.killer.kill();
         let status = self.child.wait().await;
+        if !self.killer.ended(CLOSE_SETTLE).await {
+            return Err(std::io::Error::other(
+                "a process of the closed command was still running after SIGKILL",
+            ));
+        }
         // Every process is gone, so stderr closes at once; the reader gets a grace period.
         let reader = &mut self.reader;
         let _ = tokio::time::timeout(PIPE_GRACE, reader).await;

@@ -102,7 +102,7 @@ impl Child {
     /// Waits for the command until it exits, `deadline` passes or `stop` completes, copying
     /// its output into `output` and feeding it `input` on stdin if given. Whatever ended it,
     /// the whole tree is killed before this returns; the pipes then get [`PIPE_GRACE`] to
-    /// close.
+    /// close and the killed processes the same to be gone.
     pub async fn supervise<O, F>(
         mut self,
         output: Arc<O>,
@@ -140,9 +140,12 @@ impl Child {
             let _ = self.child.wait().await;
         }
         // With every process gone the pipes close at once; only a process that escaped the
-        // kill could hold them, and it gets no more than a grace period.
+        // kill could hold them, and it gets no more than a grace period. The same period lets
+        // a signalled process that holds no pipe (`nohup … >/dev/null &`) finish dying, so
+        // when this returns the tree has ended, not merely been signalled.
         let reading = async { while readers.join_next().await.is_some() {} };
-        let _ = tokio::time::timeout(PIPE_GRACE, reading).await;
+        let settled = self.killer.ended(PIPE_GRACE);
+        let _ = tokio::time::timeout(PIPE_GRACE, async { tokio::join!(reading, settled) }).await;
         readers.abort_all();
         ended
     }

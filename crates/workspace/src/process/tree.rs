@@ -2,12 +2,16 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use super::CALL_MARKER;
 
 /// How many times the kill sweep looks again for marked processes (a process forking while
 /// the first sweep runs is caught by the next).
 const SWEEPS: usize = 5;
+
+/// How often [`Killer::ended`] looks again for processes still dying.
+const SETTLE_POLL: Duration = Duration::from_millis(5);
 
 /// Ends everything one call started. Cheap to clone; when the last clone is dropped the tree
 /// is killed, so a call that is cancelled or returns early cannot leave a process behind.
@@ -64,9 +68,37 @@ impl Killer {
     pub fn kill(&self) -> usize {
         self.0.kill()
     }
+
+    /// Waits, at most `within`, until no process carrying this call's marker is alive, and
+    /// says whether that point was reached. SIGKILL is delivered when the kernel next runs
+    /// the target, so a process signalled by [`Killer::kill`] can still be running for a
+    /// moment after it returns; a caller that promises "the tree has ended" (a closed MCP
+    /// server about to be restarted on the same files) waits here. A namespace tree needs
+    /// no wait: its init ends only after the kernel has reaped everything inside.
+    pub async fn ended(&self, within: Duration) -> bool {
+        if self.0.reach == Reach::Namespace {
+            return true;
+        }
+        let needle = self.0.needle();
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if marked_processes(needle.as_bytes()).is_empty() {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(SETTLE_POLL).await;
+        }
+    }
 }
 
 impl Tree {
+    /// The environment entry every process of this call carries.
+    fn needle(&self) -> String {
+        format!("{CALL_MARKER}={}", self.marker)
+    }
+
     fn kill(&self) -> usize {
         {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -90,7 +122,7 @@ impl Tree {
         if self.reach == Reach::Namespace {
             return 0;
         }
-        let needle = format!("{CALL_MARKER}={}", self.marker);
+        let needle = self.needle();
         let mut killed = 0;
         for _ in 0..SWEEPS {
             let marked = marked_processes(needle.as_bytes());
