@@ -1,6 +1,7 @@
 //! [`Killer`]: ends every process one call started, by its process group and its marker.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -38,6 +39,10 @@ struct Tree {
     /// The leader's pid, which is its process group id too (spawned with `process_group(0)`).
     leader: Option<libc::pid_t>,
     state: Mutex<TreeState>,
+    /// Set when a kill sweep found no marked process alive: the tree has ended and
+    /// [`Killer::ended`] need not look at `/proc` again (the sweep costs a read of every
+    /// process on the machine).
+    settled: AtomicBool,
 }
 
 /// Whether the tree was already killed, so a second kill (or the drop) does not sweep again.
@@ -60,6 +65,7 @@ impl Killer {
             tmp,
             leader: leader.and_then(|p| libc::pid_t::try_from(p).ok()),
             state: Mutex::new(TreeState::Running),
+            settled: AtomicBool::new(false),
         }))
     }
 
@@ -76,7 +82,7 @@ impl Killer {
     /// server about to be restarted on the same files) waits here. A namespace tree needs
     /// no wait: its init ends only after the kernel has reaped everything inside.
     pub async fn ended(&self, within: Duration) -> bool {
-        if self.0.reach == Reach::Namespace {
+        if self.0.reach == Reach::Namespace || self.0.settled.load(Ordering::Acquire) {
             return true;
         }
         let needle = self.0.needle();
@@ -127,6 +133,7 @@ impl Tree {
         for _ in 0..SWEEPS {
             let marked = marked_processes(needle.as_bytes());
             if marked.is_empty() {
+                self.settled.store(true, Ordering::Release);
                 break;
             }
             for pid in marked {
