@@ -60,6 +60,10 @@ pub enum Mode {
     /// The workspace (except `.git/`) and its private temporary folder.
     #[default]
     WorkspaceWrite,
+    /// The workspace with `.git/`, and its private temporary folder: for the harness's own
+    /// `git` commands (a fixed argv, the repository's hooks off), which must write refs and
+    /// worktree records. Never the mode of a command the model wrote.
+    RepositoryWrite,
     /// No sandbox: the command runs as an ordinary process of the user.
     Off,
 }
@@ -137,6 +141,7 @@ impl Mode {
         match self {
             Self::ReadOnly => "read-only",
             Self::WorkspaceWrite => "workspace-write",
+            Self::RepositoryWrite => "repository-write",
             Self::Off => "off",
         }
     }
@@ -148,11 +153,12 @@ impl FromStr for Mode {
         match s {
             "read-only" => Ok(Self::ReadOnly),
             "workspace-write" => Ok(Self::WorkspaceWrite),
+            "repository-write" => Ok(Self::RepositoryWrite),
             "off" => Ok(Self::Off),
             _ => Err(ParseError {
                 what: "sandbox mode",
                 given: s.to_string(),
-                expected: "read-only, workspace-write, off",
+                expected: "read-only, workspace-write, repository-write, off",
             }),
         }
     }
@@ -426,6 +432,7 @@ impl Plan {
         let writes = match self.mode {
             Mode::ReadOnly => "every write to the disk (but the private temporary folder)",
             Mode::WorkspaceWrite | Mode::Off => "writes outside the workspace and to .git/",
+            Mode::RepositoryWrite => "writes outside the workspace",
         };
         let network = match self.network {
             Network::Off => " and the network",

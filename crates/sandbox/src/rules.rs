@@ -45,7 +45,7 @@ pub(crate) fn restrict(
         ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
     }
     let mut writable = vec![tmp];
-    if mode == Mode::WorkspaceWrite {
+    if matches!(mode, Mode::WorkspaceWrite | Mode::RepositoryWrite) {
         writable.push(workspace);
     }
     let status = ruleset

@@ -100,14 +100,56 @@ fn the_helper_refuses_arguments_it_does_not_know() {
 
 #[test]
 fn modes_and_network_settings_parse_their_command_line_words() {
-    let modes: Vec<Mode> = ["read-only", "workspace-write", "off"]
+    let modes: Vec<Mode> = ["read-only", "workspace-write", "repository-write", "off"]
         .iter()
         .map(|w| w.parse().unwrap())
         .collect();
-    assert_eq!(modes, [Mode::ReadOnly, Mode::WorkspaceWrite, Mode::Off]);
+    assert_eq!(
+        modes,
+        [
+            Mode::ReadOnly,
+            Mode::WorkspaceWrite,
+            Mode::RepositoryWrite,
+            Mode::Off
+        ]
+    );
     assert_eq!("on".parse::<Network>().unwrap(), Network::On);
     assert_eq!(
         "full".parse::<Mode>().unwrap_err().to_string(),
-        "unknown sandbox mode `full` (expected one of: read-only, workspace-write, off)"
+        "unknown sandbox mode `full` (expected one of: read-only, workspace-write, repository-write, off)"
+    );
+}
+
+#[test]
+fn repository_write_opens_git_and_nothing_outside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
+    let line = format!(
+        "for p in .git/config {}/x; do if echo changed > $p 2>/dev/null; then echo \"$p: written\"; \
+         else echo \"$p: refused\"; fi; done",
+        outside.path().display()
+    );
+    let mut seen = Vec::new();
+    for mode in [Mode::WorkspaceWrite, Mode::RepositoryWrite] {
+        let out = helper_command(&plan(Level::Namespaces, mode), dir.path(), &line)
+            .output()
+            .unwrap();
+        seen.push(
+            String::from_utf8_lossy(&out.stdout)
+                .replace(&outside.path().display().to_string(), "<outside>"),
+        );
+    }
+    assert_eq!(
+        seen,
+        [
+            ".git/config: refused\n<outside>/x: refused\n",
+            ".git/config: written\n<outside>/x: refused\n",
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".git/config")).unwrap(),
+        "changed\n"
     );
 }

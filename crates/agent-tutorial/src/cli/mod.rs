@@ -220,8 +220,8 @@ pub struct RunArgs {
     /// message before each turn's user message, so a new selection keeps the cached history.
     #[arg(long, value_enum, value_name = "WHERE")]
     pub memory_placement: Option<PlacementArg>,
-    /// What commands may write: `workspace-write` (the workspace but .git/), `read-only`, or
-    /// `off` (no sandbox). See docs/sandbox.md.
+    /// What commands may write: `workspace-write` (the workspace but .git/), `read-only`,
+    /// `repository-write` (the workspace with .git/) or `off` (no sandbox). See docs/sandbox.md.
     #[arg(long, value_name = "MODE", default_value = "workspace-write")]
     pub sandbox: agent_sandbox::Mode,
     /// Whether sandboxed commands may use the network.
