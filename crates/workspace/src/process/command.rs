@@ -24,6 +24,8 @@ pub struct Command {
     args: Vec<OsString>,
     cwd: PathBuf,
     envs: Vec<(OsString, OsString)>,
+    /// Variables of this process the command must not see at all.
+    removed: Vec<OsString>,
     /// `None`: the process's default ([`agent_sandbox::default_sandbox`]).
     sandbox: Option<Sandbox>,
 }
@@ -52,6 +54,7 @@ impl Command {
                 .collect(),
             cwd: workspace.root().to_path_buf(),
             envs: Vec::new(),
+            removed: Vec::new(),
             sandbox: None,
         }
     }
@@ -68,6 +71,13 @@ impl Command {
             self.envs
                 .push((name.as_ref().to_os_string(), value.as_ref().to_os_string()));
         }
+        self
+    }
+
+    /// Keeps the variable `name` of this process from the command (`GIT_DIR` inherited from a
+    /// hook that started the agent would point `git` at another repository).
+    pub fn env_remove(mut self, name: impl AsRef<OsStr>) -> Self {
+        self.removed.push(name.as_ref().to_os_string());
         self
     }
 
@@ -106,7 +116,7 @@ impl Command {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (name, _) in std::env::vars_os() {
-            if !inherits(&name.to_string_lossy()) {
+            if !inherits(&name.to_string_lossy()) || self.removed.contains(&name) {
                 cmd.env_remove(name);
             }
         }

@@ -100,3 +100,31 @@ async fn dropping_a_stdio_child_ends_its_tree() {
     }
     panic!("the background sleep {pid} survived the drop");
 }
+
+#[tokio::test]
+async fn env_remove_keeps_an_inherited_variable_from_the_command() {
+    let (_d, ws) = ws();
+    // Cargo sets it for every test process: an inherited variable that surely exists.
+    let inherited = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let mut seen = Vec::new();
+    for remove in [false, true] {
+        let mut command = Command::argv(&ws, "printenv", ["CARGO_MANIFEST_DIR"]);
+        if remove {
+            command = command.env_remove("CARGO_MANIFEST_DIR");
+        }
+        let finished = command
+            .spawn(Stdin::Null)
+            .unwrap()
+            .run(None, Duration::from_secs(10), 1000)
+            .await
+            .unwrap();
+        seen.push((
+            finished.stdout.render(),
+            finished.status.and_then(|s| s.code()),
+        ));
+    }
+    assert_eq!(
+        seen,
+        [(format!("{inherited}\n"), Some(0)), (String::new(), Some(1))]
+    );
+}
