@@ -27,6 +27,7 @@ pub mod manager;
 pub mod name;
 pub mod porcelain;
 pub mod reconcile;
+pub mod tools;
 
 pub use binding::{Binding, BindingError, BindingState, Bindings, Review, Transition};
 pub use error::{RouteError, WorktreeError};

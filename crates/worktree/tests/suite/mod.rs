@@ -3,6 +3,7 @@ mod create;
 mod reconcile;
 mod remove;
 mod route;
+mod tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
