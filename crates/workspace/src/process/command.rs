@@ -14,6 +14,27 @@ use crate::boundary::Workspace;
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
+/// When this process started its first command, in microseconds since the Unix epoch, in
+/// base 36: with the pid, unique to this process among every process that had that pid.
+fn started() -> &'static str {
+    static STARTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    STARTED.get_or_init(|| {
+        let micros = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros());
+        let mut n = micros;
+        let mut digits = Vec::new();
+        loop {
+            digits.push(char::from_digit(u32::try_from(n % 36).unwrap_or(0), 36).unwrap_or('0'));
+            n /= 36;
+            if n == 0 {
+                break;
+            }
+        }
+        digits.iter().rev().collect()
+    })
+}
+
 /// A command to run in the workspace: a program with its arguments (`git status`), or a shell
 /// line ([`Command::shell`]). Its fields are private: every way of starting it goes through
 /// [`Command::spawn`] or [`Command::spawn_stdio`], which scrub the environment, put it in its
@@ -97,9 +118,12 @@ impl Command {
             .clone()
             .unwrap_or_else(agent_sandbox::default_sandbox)
             .plan();
+        // The pid and this process's start time: a pid is reused once its process is gone,
+        // and a killed helper's private folder (named after the marker) may still be there.
         let marker = format!(
-            "{}-{}",
+            "{}-{}-{}",
             std::process::id(),
+            started(),
             CALLS.fetch_add(1, Ordering::Relaxed)
         );
         let tmp = plan.private_tmp(&marker);
