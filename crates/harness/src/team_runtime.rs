@@ -19,6 +19,8 @@
 
 mod delivery;
 
+pub use delivery::{CloseError, Unreleased};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;

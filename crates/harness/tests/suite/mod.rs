@@ -3,6 +3,7 @@
 mod approvals;
 mod session;
 mod team;
+mod team_close;
 mod team_cut_short;
 mod team_restart;
 

@@ -20,7 +20,7 @@ use super::{call, caps};
 
 /// A model that never answers: a turn on it runs until the session drops it.
 #[derive(Debug)]
-struct Silent;
+pub struct Silent;
 
 #[async_trait::async_trait]
 impl agent_core::ModelClient for Silent {
@@ -34,7 +34,7 @@ impl agent_core::ModelClient for Silent {
 
 /// Attaches a team whose teammates run on [`Silent`] to `session` and adds the lead on
 /// `lead_model`: the setup of the cases where a teammate's turn never ends by itself.
-fn lead_with_silent_teammates(
+pub fn lead_with_silent_teammates(
     session: &mut Session,
     workspace: Workspace,
     lead_model: &Arc<ScriptedModel>,
