@@ -6,6 +6,7 @@ mod team;
 mod team_close;
 mod team_cut_short;
 mod team_restart;
+mod team_wake;
 
 use std::sync::Arc;
 
