@@ -1,6 +1,8 @@
 //! Chapter 15: teammates that talk through durable mailboxes. A teammate is an agent of the
 //! session, woken by mail with no input from the person; its answer wakes the lead the same way.
 
+use std::sync::Arc;
+
 use agent_core::{AgentId, ModelReply};
 use agent_team::{Counts, TeamRecord, TeammateStatus};
 use agent_tutorial::render;
@@ -9,7 +11,7 @@ use serde_json::json;
 use crate::support::{
     assert_all_paired, call, command, stderr_of, stdout_of, tool_round, workspace, write_script,
 };
-use crate::team_support::{done, last_message, requests_of, team};
+use crate::team_support::{done, last_message, requests_of, team, team_at};
 
 fn spawn(name: &str, role: &str, prompt: &str) -> ModelReply {
     let args = json!({"name": name, "role": role, "prompt": prompt});
@@ -103,6 +105,37 @@ async fn p15_first_requests_in_full() {
     };
     insta::assert_snapshot!("p15_the_leads_first_request_in_full", full("lead"));
     insta::assert_snapshot!("p15_a_teammates_first_request_in_full", full("alice"));
+}
+
+/// The lead woken by alice's result, on a manual clock: the woken request in full (system
+/// prompt, tools, the whole history ending in the one fragment), the same bytes in two runs.
+#[tokio::test]
+async fn the_lead_woken_by_a_result_on_a_manual_clock_sends_this_request_in_full() {
+    let woken = || async {
+        let dir = workspace();
+        let start: agent_cron::Timestamp = "2026-03-02T09:00:00Z".parse().unwrap();
+        let mut t = team_at(
+            15,
+            dir.path(),
+            vec![
+                spawn("alice", "helper", "Say hi."),
+                ModelReply::text("Started."),
+                ModelReply::text("[]"),
+                ModelReply::text("She said hi."),
+                ModelReply::text("[]"),
+            ],
+            vec![("alice", vec![ModelReply::text("hi")])],
+            Arc::new(agent_cron::ManualClock::new(start)),
+        );
+        t.run("Start a helper.").await;
+        let root = dir.path().canonicalize().unwrap().display().to_string();
+        // Requests 0 and 1 are the prompt's turn and 2 its memory extraction: 3 is the wake-up.
+        crate::team_support::ids_out(&render::full(&t.requests("lead")[3]))
+            .replace(&root, "<workspace>")
+    };
+    let (first, second) = (woken().await, woken().await);
+    assert_eq!(first, second);
+    insta::assert_snapshot!("p15_the_lead_woken_by_a_result_in_full", first);
 }
 
 /// A misspelt name is an error naming the team, and no mailbox is made for it; a name that

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_core::{AgentId, Message, ModelReply, ModelRequest};
-use agent_cron::SystemClock;
+use agent_cron::{Clock, SystemClock};
 use agent_harness::session::{Interrupts, Mode, Op, Session};
 use agent_harness::team_runtime::{SHUTDOWN_DEADLINE, SessionTeam, TeamSetup, attach};
 use agent_policy::StaticApproval;
@@ -47,6 +47,28 @@ pub fn team_trusting(
     mates: Vec<(&str, Vec<ModelReply>)>,
     trust: Arc<dyn WorkspaceTrust>,
 ) -> Team {
+    team_with(chapter, dir, lead, mates, trust, Arc::new(SystemClock))
+}
+
+/// [`team`] on `clock`: the mail's stamps and the lead's schedules follow it.
+pub fn team_at(
+    chapter: u8,
+    dir: &Path,
+    lead: Vec<ModelReply>,
+    mates: Vec<(&str, Vec<ModelReply>)>,
+    clock: Arc<dyn Clock>,
+) -> Team {
+    team_with(chapter, dir, lead, mates, Arc::new(TrustAll), clock)
+}
+
+fn team_with(
+    chapter: u8,
+    dir: &Path,
+    lead: Vec<ModelReply>,
+    mates: Vec<(&str, Vec<ModelReply>)>,
+    trust: Arc<dyn WorkspaceTrust>,
+    clock: Arc<dyn Clock>,
+) -> Team {
     let workspace = Workspace::new(dir).unwrap();
     let profile = Profile::for_chapter(chapter).unwrap();
     let mut session = Session::new(Interrupts::CancelTurn);
@@ -59,11 +81,12 @@ pub fn team_trusting(
     deps.events = session.sink(&AgentId::lead());
     deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
     deps.trust = trust.clone();
+    deps.cron_clock = clock.clone();
     let scripts = mates.clone();
     let ws = workspace.clone();
     let setup = TeamSetup {
         workspace,
-        clock: Arc::new(SystemClock),
+        clock,
         shutdown_deadline: SHUTDOWN_DEADLINE,
         teammate_deps: Arc::new(move |name, joiner| {
             let model = scripts
