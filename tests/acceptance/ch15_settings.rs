@@ -1,6 +1,7 @@
 //! Chapter 15: a teammate works under the lead's settings. The lead's approval mode decides a
-//! teammate's calls (and the audit log records them), and the workspace's shell hooks run on a
-//! teammate's calls.
+//! teammate's calls (and the audit log records them), the workspace's shell hooks run on a
+//! teammate's calls, and what the run says once about the workspace (hooks not trusted) it
+//! says once, however many teammates start.
 
 use std::path::Path;
 
@@ -136,4 +137,42 @@ fn a_teammates_call_runs_the_workspaces_hooks() {
         event,
         json!({"event": "PreToolUse", "call_id": "a1", "tool": "bash", "input": {"command": "touch ran"}})
     );
+}
+
+/// Hooks nobody trusted: the run says so once, not once more for each teammate it starts.
+#[test]
+fn the_untrusted_hooks_notice_is_printed_once_however_many_teammates_start() {
+    let dir = workspace();
+    std::fs::create_dir(dir.path().join(".agent_tutorial")).unwrap();
+    std::fs::write(
+        dir.path().join(".agent_tutorial/hooks.json"),
+        json!([{"event": "PreToolUse", "matcher": "bash", "command": "touch hook-ran"}])
+            .to_string(),
+    )
+    .unwrap();
+    let script = script(dir.path(), &["alice", "bob"], "true");
+    let config = tempfile::tempdir().unwrap();
+    let assert = command("ch15", dir.path())
+        .env("XDG_CONFIG_HOME", config.path())
+        .args([
+            "--script",
+            script.to_str().unwrap(),
+            "--prompt",
+            "Start the team.",
+        ])
+        .args(["--approve", "all"])
+        .assert()
+        .success();
+    let err = stderr_of(assert);
+    // Every line but the agents' own: the notice, once.
+    let others: Vec<&str> = err.lines().filter(|l| !l.starts_with('[')).collect();
+    let root = dir.path().display().to_string();
+    assert_eq!(
+        others,
+        [format!(
+            "hooks in .agent_tutorial/hooks.json are not trusted (1), so none will run; review and trust them with: agent-tutorial trust --workspace {root}"
+        )]
+    );
+    assert_eq!(lines_of(&err, "[bob] [tool] ").len(), 1);
+    assert!(!dir.path().join("hook-ran").exists());
 }
