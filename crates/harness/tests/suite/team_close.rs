@@ -3,14 +3,13 @@
 
 use agent_core::{AgentEvent, AgentId, ModelReply};
 use agent_harness::SessionEvent;
-use agent_harness::session::{EndReason, Interrupts, Mode, Op, Session};
+use agent_harness::session::{EndReason, Mode, Op};
 use agent_harness::team_runtime::CloseError;
 use agent_team::Counts;
 use agent_team::mailbox::MAIL_DIR;
-use agent_tools::Workspace;
 use serde_json::json;
 
-use super::team::{P15, ids_out, model};
+use super::team::{P15, Team, ids_out};
 use super::team_cut_short::lead_with_silent_teammates;
 use super::{call, caps};
 
@@ -28,8 +27,6 @@ fn ready(n: usize) -> Counts {
 #[tokio::test]
 async fn a_close_goes_on_past_a_teammate_whose_message_cannot_go_back_and_a_retry_finishes_it() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
-    let mut session = Session::new(Interrupts::CancelTurn);
     let spawn = |id: &str, name: &str| {
         call(
             id,
@@ -37,11 +34,16 @@ async fn a_close_goes_on_past_a_teammate_whose_message_cannot_go_back_and_a_retr
             json!({"name": name, "role": "slow", "prompt": format!("{name}, think forever.")}),
         )
     };
-    let lead_model = model(vec![
+    let lead = vec![
         ModelReply::tool_calls(vec![spawn("c1", "alice"), spawn("c2", "bob")]),
         ModelReply::text("Both started."),
-    ]);
-    let team = lead_with_silent_teammates(&mut session, workspace, &lead_model, caps(&P15));
+    ];
+    let Team {
+        mut session,
+        lead: lead_model,
+        team,
+        ..
+    } = lead_with_silent_teammates(dir.path(), lead, caps(&P15));
     let mut events = session.take_events().unwrap();
     let handle = session.handle();
     handle.submit(Op::Prompt {
