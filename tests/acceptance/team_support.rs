@@ -9,6 +9,7 @@ use agent_cron::Clock;
 use agent_trust::WorkspaceTrust;
 use agent_tutorial::{Profile, agents};
 
+use agent_harness::test_util::Unscripted;
 pub use agent_harness::test_util::{TeamFixture as Team, done, ids_out};
 
 use crate::support::transcript;
@@ -46,6 +47,14 @@ pub fn team_trusting(
     trust: Arc<dyn WorkspaceTrust>,
 ) -> Team {
     builder(chapter, dir, lead, mates).trust(trust).build()
+}
+
+/// [`team`] whose teammates run on a model that never answers: each stays mid-message
+/// until the session ends.
+pub fn slow_team(chapter: u8, dir: &Path, lead: Vec<ModelReply>) -> Team {
+    builder(chapter, dir, lead, vec![])
+        .unscripted(Unscripted::Silent)
+        .build()
 }
 
 /// [`team`] on `clock`: the mail's stamps and the lead's schedules follow it.
