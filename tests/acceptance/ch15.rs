@@ -1,7 +1,11 @@
 //! Chapter 15: teammates that talk through durable mailboxes. A teammate is an agent of the
 //! session, woken by mail with no input from the person; its answer wakes the lead the same way.
 
-use agent_core::{AgentId, ModelReply};
+use std::sync::Arc;
+
+use agent_core::{AgentEvent, AgentId, ModelReply};
+use agent_harness::SessionEvent;
+use agent_harness::session::{EndReason, Mode, Op};
 use agent_team::{Counts, TeamRecord, TeammateStatus};
 use agent_tutorial::render;
 use serde_json::json;
@@ -9,7 +13,7 @@ use serde_json::json;
 use crate::support::{
     assert_all_paired, call, command, stderr_of, stdout_of, tool_round, workspace, write_script,
 };
-use crate::team_support::{done, last_message, requests_of, team};
+use crate::team_support::{Team, done, last_message, requests_of, slow_team, team, team_at};
 
 fn spawn(name: &str, role: &str, prompt: &str) -> ModelReply {
     let args = json!({"name": name, "role": role, "prompt": prompt});
@@ -103,6 +107,110 @@ async fn p15_first_requests_in_full() {
     };
     insta::assert_snapshot!("p15_the_leads_first_request_in_full", full("lead"));
     insta::assert_snapshot!("p15_a_teammates_first_request_in_full", full("alice"));
+}
+
+/// The lead woken by alice's result, on a manual clock: the woken request in full (system
+/// prompt, tools, the whole history ending in the one fragment), the same bytes in two runs.
+#[tokio::test]
+async fn the_lead_woken_by_a_result_on_a_manual_clock_sends_this_request_in_full() {
+    let woken = || async {
+        let dir = workspace();
+        let start: agent_cron::Timestamp = "2026-03-02T09:00:00Z".parse().unwrap();
+        let mut t = team_at(
+            15,
+            dir.path(),
+            vec![
+                spawn("alice", "helper", "Say hi."),
+                ModelReply::text("Started."),
+                ModelReply::text("[]"),
+                ModelReply::text("She said hi."),
+                ModelReply::text("[]"),
+            ],
+            vec![("alice", vec![ModelReply::text("hi")])],
+            Arc::new(agent_cron::ManualClock::new(start)),
+        );
+        t.run("Start a helper.").await;
+        let root = dir.path().canonicalize().unwrap().display().to_string();
+        // Requests 0 and 1 are the prompt's turn and 2 its memory extraction: 3 is the wake-up.
+        crate::team_support::ids_out(&render::full(&t.requests("lead")[3]))
+            .replace(&root, "<workspace>")
+    };
+    let (first, second) = (woken().await, woken().await);
+    assert_eq!(first, second);
+    insta::assert_snapshot!("p15_the_lead_woken_by_a_result_in_full", first);
+}
+
+/// While alice works on her first message and a second one waits for her, `team list` says
+/// which message she works on and `mailbox alice` shows the waiting one's head line (its first
+/// line, cut with `…`); both whole, with no key.
+#[tokio::test]
+async fn team_list_and_mailbox_show_a_teammate_mid_message_and_what_waits() {
+    let dir = workspace();
+    let start = json!({"name": "alice", "role": "works slowly", "prompt": "Think it over."});
+    let next = json!({"to": "alice", "content": "Then summarise notes.txt.\nIn two lines."});
+    let Team {
+        mut session,
+        lead,
+        team,
+        ..
+    } = slow_team(
+        15,
+        dir.path(),
+        vec![
+            tool_round(vec![
+                call("c1", "spawn_teammate", start),
+                call("c2", "send_message", next),
+            ]),
+            ModelReply::text("Alice has two tasks."),
+            ModelReply::text("[]"),
+        ],
+    );
+    let mut events = session.take_events().unwrap();
+    let handle = session.handle();
+    handle.submit(Op::Prompt {
+        agent: AgentId::lead(),
+        text: "Give alice two tasks.".into(),
+    });
+    let running = tokio::spawn(async move { session.run(Mode::Interactive).await });
+    let alice = AgentId::new("alice").unwrap();
+    // Alice has asked her model (her first message is claimed) and the lead's turn is over.
+    let (mut asked, mut idle) = (false, false);
+    while !(asked && idle) {
+        match events.recv().await.unwrap() {
+            SessionEvent::Agent(e)
+                if e.agent == alice && matches!(e.event, AgentEvent::RequestSent { .. }) =>
+            {
+                asked = true;
+            }
+            SessionEvent::Idle => idle = true,
+            _ => {}
+        }
+    }
+    let current = team.records()[0].current.clone().unwrap();
+    let waiting = team.mailbox().peek(&alice, 5).unwrap();
+    assert_eq!(waiting.len(), 1);
+    let list = command("agent-tutorial", dir.path())
+        .args(["team", "list"])
+        .assert()
+        .success();
+    assert_eq!(
+        stdout_of(list),
+        format!("alice: running (works slowly)\n  working on message {current}\n")
+    );
+    let mailbox = command("agent-tutorial", dir.path())
+        .args(["mailbox", "alice"])
+        .assert()
+        .success();
+    assert_eq!(
+        stdout_of(mailbox),
+        format!(
+            "mailbox alice: ready 1, processing 1, done 0, quarantine 0\n  ready {} from lead (message): Then summarise notes.txt.…\n",
+            waiting[0].id
+        )
+    );
+    handle.submit(Op::Shutdown(EndReason::Done));
+    running.await.unwrap();
+    lead.finish().unwrap();
 }
 
 /// A misspelt name is an error naming the team, and no mailbox is made for it; a name that

@@ -20,6 +20,7 @@ mod ch13;
 mod ch14;
 mod ch15;
 mod ch15_restart;
+mod ch15_settings;
 mod ch15_skills;
 mod ch15_team_file;
 mod ch16;

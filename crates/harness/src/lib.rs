@@ -16,6 +16,8 @@ mod features;
 mod prompts;
 pub mod session;
 pub mod team_runtime;
+#[cfg(feature = "test-util")]
+pub mod test_util;
 
 pub use agent::Answered;
 pub use agent_memory::MemoryPlacement;

@@ -16,8 +16,13 @@
 //!   with no input from the person.
 //! - A shutdown request (chapter 16) is answered by the teammate's runtime, not its model: the
 //!   answer is recorded and sent, the request acknowledged, and the session drops the agent.
+//! - When the session ends, each turn it cuts short puts its message back in `ready`; one that
+//!   cannot be moved does not stop the others and stays held until [`SessionTeam::close`]
+//!   is tried again (or the next session's recovery puts it back).
 
 mod delivery;
+
+pub use delivery::{CloseError, Unreleased};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};

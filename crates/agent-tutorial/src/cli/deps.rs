@@ -359,12 +359,15 @@ pub fn parse_hooks(bytes: &[u8]) -> Result<Vec<HookSpec>, HooksFileError> {
 
 /// Loads `.agent_tutorial/hooks.json` into `hooks`. A missing file is no hooks; a malformed
 /// one is an error. Unless `trust` is bypassed, the hooks are registered only if the user
-/// trusted this exact file (`agent-tutorial trust`); otherwise one stderr line says so and
-/// how to trust it, and none is registered. Returns how many were registered.
+/// trusted this exact file (`agent-tutorial trust`, asked through `gate`); otherwise one
+/// stderr line says so and how to trust it, and none is registered. The line is said once per
+/// `gate`: a run shares one between the lead and its teammates, so it is said once per run.
+/// Returns how many were registered.
 pub fn load_shell_hooks(
     workspace: &Workspace,
     hooks: &mut HookRegistry,
     trust: HookTrust,
+    gate: &StoreTrust,
 ) -> CliResult<usize> {
     let Some(file) = HooksFile::read(workspace).map_err(CliError::usage)? else {
         return Ok(0);
@@ -372,8 +375,7 @@ pub fn load_shell_hooks(
     let specs = parse_hooks(&file.bytes).map_err(CliError::usage)?;
     if trust == HookTrust::Required {
         // No config directory or an unreadable store: nothing is trusted (fail closed).
-        let gate = StoreTrust::from_env(workspace.root());
-        if hooks_verdict(&gate, &file, specs.len()).map_err(CliError::usage)? != Verdict::Trusted {
+        if hooks_verdict(gate, &file, specs.len()).map_err(CliError::usage)? != Verdict::Trusted {
             return Ok(0);
         }
     }

@@ -204,9 +204,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         mode => mode.provider(),
     };
     deps.approval = Some(Arc::new(AuditedApproval::new(approval, &workspace)));
-    // Skills and durable schedules only as the user trusted them (see `trust.rs`).
+    // Skills and durable schedules only as the user trusted them (see `trust.rs`). One gate
+    // for the run: the lead, its hooks and its teammates each say what they refused once.
+    let gate = Arc::new(super::trust::StoreTrust::from_env(workspace.root()));
     if !args.trust_workspace {
-        deps.trust = Arc::new(super::trust::StoreTrust::from_env(workspace.root()));
+        deps.trust = gate.clone();
     }
     if features.shell_hooks == ShellHooks::Loaded {
         let trust = if args.trust_workspace {
@@ -214,11 +216,19 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         } else {
             HookTrust::Required
         };
-        let loaded = load_shell_hooks(&workspace, &mut deps.hooks, trust)?;
+        let loaded = load_shell_hooks(&workspace, &mut deps.hooks, trust, &gate)?;
         tracing::info!(hooks = loaded, "shell hooks loaded");
     }
     // Chapter 15 on: the lead can start teammates, each one more agent of this session.
-    let team = super::team::attach(&mut session, profile, &mut deps, args, &model, terminal)?;
+    let team = super::team::attach(
+        &mut session,
+        profile,
+        &mut deps,
+        &gate,
+        args,
+        &model,
+        terminal,
+    )?;
     let agent = build_agent(profile, deps).map_err(CliError::usage)?;
     session.add(lead.clone(), agent);
     let rt = runtime()?;

@@ -18,17 +18,19 @@ use clap::{Args, Subcommand};
 
 use super::deps::{ApproveMode, AuditedApproval, AuditedEvents, load_shell_hooks};
 use super::run::{ModelChoice, retry_policy};
-use super::trust::HookTrust;
+use super::trust::{HookTrust, StoreTrust};
 use super::{CliError, CliResult, RunArgs, open_workspace};
 use crate::{AgentDeps, Profile};
 
 /// Sets up the team of a run whose lead has `lead_deps` (chapter 15 on; `false` before).
 /// A teammate gets the lead's model settings, approval mode, hooks, trust and memory placement; its events and
-/// questions carry its name.
+/// questions carry its name. `gate` is the lead's trust store: shared, so what it refused
+/// (hooks nobody trusted) is said once per run, not once more per teammate.
 pub(super) fn attach(
     session: &mut Session,
     profile: Profile,
     lead_deps: &mut AgentDeps,
+    gate: &Arc<StoreTrust>,
     args: &RunArgs,
     model: &Arc<ModelChoice>,
     terminal: bool,
@@ -37,6 +39,7 @@ pub(super) fn attach(
     let workspace = lead_deps.workspace.clone();
     let (args, model) = (args.clone(), model.clone());
     let ws = workspace.clone();
+    let gate = gate.clone();
     // A teammate reads the project's memory where the lead's chapter places it.
     let placement = lead_deps.memory_placement;
     let teammate_deps: TeammateDeps = Arc::new(move |name: &AgentId, joiner| {
@@ -54,14 +57,14 @@ pub(super) fn attach(
         };
         deps.approval = Some(Arc::new(AuditedApproval::new(approval, &ws)));
         if !args.trust_workspace {
-            deps.trust = Arc::new(super::trust::StoreTrust::from_env(ws.root()));
+            deps.trust = gate.clone();
         }
         let trust = if args.trust_workspace {
             HookTrust::Bypassed
         } else {
             HookTrust::Required
         };
-        load_shell_hooks(&ws, &mut deps.hooks, trust)
+        load_shell_hooks(&ws, &mut deps.hooks, trust, &gate)
             .map_err(|err| Box::<dyn std::error::Error + Send + Sync>::from(err.error))?;
         Ok(deps)
     });

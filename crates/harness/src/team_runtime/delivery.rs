@@ -8,8 +8,8 @@
 use agent_core::RequestId;
 use agent_core::{AgentId, Message, RunError};
 use agent_team::{
-    Decision, MailKind, MailMessage, RequestKind, RequestStatus, Response, TeamRuntime,
-    TeammateStatus, TurnState, answer,
+    Decision, MailError, MailKind, MailMessage, MessageId, RequestKind, RequestStatus, Response,
+    TeamRuntime, TeammateStatus, TurnState, answer,
 };
 
 use super::SessionTeam;
@@ -147,13 +147,13 @@ impl TurnSource for SessionTeam {
         }
     }
 
+    /// The message is forgotten only once it is back in `ready`: one that cannot be moved
+    /// stays held, so the session goes on to the others and [`SessionTeam::close`] can try
+    /// it again (and if nobody does, the next session's recovery puts it back from
+    /// `processing`).
     fn abandoned(&self, agent: &AgentId) {
-        let Some(message) = self.state().in_flight.remove(agent) else {
-            return;
-        };
-        self.forget(agent);
-        if let Err(err) = self.mailbox.release(&message) {
-            tracing::warn!("team: message {} not released: {err}", message.id);
+        if let Err(err) = self.release_held(agent) {
+            tracing::warn!("team: {err}");
         }
     }
 
@@ -298,4 +298,74 @@ impl SessionTeam {
         self.set_status(agent, TeammateStatus::ShutDown, None);
         Delivery::Stop
     }
+}
+
+impl SessionTeam {
+    /// Puts the message `agent`'s cut-short turn held back in `ready` and forgets it; when
+    /// the move fails the message stays held (and the error says which one).
+    fn release_held(&self, agent: &AgentId) -> Result<(), Unreleased> {
+        let Some(message) = self.state().in_flight.get(agent).cloned() else {
+            return Ok(());
+        };
+        self.forget(agent);
+        match self.mailbox.release(&message) {
+            Ok(()) => {
+                self.state().in_flight.remove(agent);
+                Ok(())
+            }
+            Err(error) => Err(Unreleased {
+                agent: agent.clone(),
+                message: message.id,
+                error,
+            }),
+        }
+    }
+
+    /// Closes the team of an ended session again: every message a cut-short turn still
+    /// holds (its release failed when the session ended) goes back to `ready`. Each agent's
+    /// message is tried whatever happened to the others; calling it again after a failure
+    /// retries what is left, and once nothing is held it does nothing.
+    pub fn close(&self) -> Result<(), CloseError> {
+        let held: Vec<AgentId> = {
+            let state = self.state();
+            if !state.closed {
+                return Err(CloseError::Running);
+            }
+            state.in_flight.keys().cloned().collect()
+        };
+        let failed: Vec<Unreleased> = held
+            .iter()
+            .filter_map(|agent| self.release_held(agent).err())
+            .collect();
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(CloseError::Held(failed))
+        }
+    }
+}
+
+/// A message a cut-short turn held that could not be put back in `ready`.
+#[derive(Debug, thiserror::Error)]
+#[error("message {message} of {agent} is still held (not released): {error}")]
+pub struct Unreleased {
+    /// Whose mailbox.
+    pub agent: AgentId,
+    /// Which message.
+    pub message: MessageId,
+    /// Why it could not be moved.
+    #[source]
+    pub error: MailError,
+}
+
+/// Why [`SessionTeam::close`] left work undone.
+#[derive(Debug, thiserror::Error)]
+pub enum CloseError {
+    /// The session still runs: its end closes the team (the turns still own their messages).
+    #[error("the session still runs; it closes the team when it ends")]
+    Running,
+    /// These messages are still held; a later close tries them again (and the next session
+    /// puts them back at its start).
+    #[error("{} held message(s) not released: {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Held(Vec<Unreleased>),
 }

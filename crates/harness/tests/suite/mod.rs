@@ -3,8 +3,10 @@
 mod approvals;
 mod session;
 mod team;
+mod team_close;
 mod team_cut_short;
 mod team_restart;
+mod team_wake;
 
 use std::sync::Arc;
 

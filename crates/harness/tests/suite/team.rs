@@ -1,19 +1,12 @@
 //! Chapters 15–16 over the session: a teammate is a session agent woken by durable mail, the
 //! lead is woken by its result with no input, and the shutdown handshake costs no model call.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use agent_core::{AgentId, Message, ModelReply};
-use agent_harness::session::{Interrupts, Mode, Op, Session};
-use agent_harness::team_runtime::{SHUTDOWN_DEADLINE, SessionTeam, TeamSetup, attach};
-use agent_harness::{AgentDeps, AgentSpec, Capabilities, Capability, build_agent};
-use agent_policy::StaticApproval;
+use agent_harness::{AgentSpec, Capabilities, Capability};
 use agent_prompting::PromptContext;
-use agent_team::{Counts, RequestStatus, TeamRecord, TeammateStatus};
-use agent_test_support::{Recording, ScriptedModel};
-use agent_tools::Workspace;
-use agent_workspace::SystemClock;
+use agent_team::{RequestStatus, TeamRecord, TeammateStatus};
 use serde_json::json;
 
 use super::{call, caps};
@@ -32,124 +25,26 @@ pub fn p16() -> Capabilities {
         .with(Capability::PlanGate)
 }
 
-pub fn model(replies: Vec<ModelReply>) -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::replies(replies).recording(Recording::Requests))
-}
+pub use agent_harness::test_util::{TeamFixture as Team, done, ids_out};
 
-/// A session whose lead (on `lead`) may start teammates, each on its own script in `mates`;
-/// every question approved.
-pub struct Team {
-    pub session: Session,
-    pub lead: Arc<ScriptedModel>,
-    pub mates: BTreeMap<String, Arc<ScriptedModel>>,
-    pub team: Arc<SessionTeam>,
-}
-
+/// A session whose lead (on `lead`, with `capabilities`) may start teammates, each on its own
+/// script in `mates`; every question approved.
 pub fn team(
     dir: &std::path::Path,
     capabilities: Capabilities,
     lead: Vec<ModelReply>,
     mates: Vec<(&str, Vec<ModelReply>)>,
 ) -> Team {
-    let workspace = Workspace::new(dir).unwrap();
-    let mut session = Session::new(Interrupts::CancelTurn);
-    let lead_model = model(lead);
-    let mates: BTreeMap<String, Arc<ScriptedModel>> = mates
-        .into_iter()
-        .map(|(name, replies)| (name.to_string(), model(replies)))
-        .collect();
     let spec = AgentSpec {
         capabilities,
         context: PromptContext::from_value(json!({"chapter": 15})).unwrap(),
     };
-    let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
-    deps.events = session.sink(&AgentId::lead());
-    deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
-    let scripts = mates.clone();
-    let ws = workspace.clone();
-    let setup = TeamSetup {
-        workspace: workspace.clone(),
-        clock: Arc::new(SystemClock),
-        shutdown_deadline: SHUTDOWN_DEADLINE,
-        teammate_deps: Arc::new(move |name, joiner| {
-            let model = scripts
-                .get(name.as_str())
-                .cloned()
-                .unwrap_or_else(|| model(vec![]));
-            let mut deps = AgentDeps::new(model, ws.clone());
-            deps.events = joiner.sink(name);
-            deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
-            Ok(deps)
-        }),
-    };
-    let team = attach(&mut session, &spec, &mut deps, setup)
-        .unwrap()
-        .unwrap();
-    session.add(AgentId::lead(), build_agent(&spec, deps).unwrap());
-    Team {
-        session,
-        lead: lead_model,
-        mates,
-        team,
-    }
-}
-
-impl Team {
-    /// Runs `prompt` one-shot: the lead's turn, then whatever mail keeps the team busy.
-    pub async fn run(&mut self, prompt: &str) {
-        self.session.handle().submit(Op::Prompt {
-            agent: AgentId::lead(),
-            text: prompt.into(),
-        });
-        self.session.run(Mode::OneShot).await;
-        self.lead.finish().unwrap();
-        for model in self.mates.values() {
-            model.finish().unwrap();
-        }
-    }
-
-    pub fn counts(&self, name: &str) -> Counts {
-        let id = AgentId::new(name).unwrap();
-        self.team.mailbox().counts(&id).unwrap()
-    }
+    Team::builder(dir, spec).lead(lead).mates(mates).build()
 }
 
 /// The last message of a request, with message ids (they name a process) as `<id>`.
 pub fn last_text(messages: &[Arc<Message>]) -> String {
     ids_out(messages.last().unwrap().text())
-}
-
-/// `text` with every message id (`8 hex-11 hex-12 digits`) replaced by `<id>`.
-pub fn ids_out(text: &str) -> String {
-    let shape = |s: &[u8]| {
-        s.len() >= 33
-            && s[..8].iter().all(u8::is_ascii_hexdigit)
-            && s[8] == b'-'
-            && s[9..20].iter().all(u8::is_ascii_hexdigit)
-            && s[20] == b'-'
-            && s[21..33].iter().all(u8::is_ascii_digit)
-    };
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if shape(&bytes[i..]) {
-            out.push_str("<id>");
-            i += 33;
-        } else {
-            let c = text[i..].chars().next().unwrap();
-            out.push(c);
-            i += c.len_utf8();
-        }
-    }
-    out
-}
-
-fn done(n: usize) -> Counts {
-    Counts {
-        done: n,
-        ..Counts::default()
-    }
 }
 
 #[tokio::test]

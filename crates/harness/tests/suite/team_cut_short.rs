@@ -1,81 +1,53 @@
 //! Chapters 15–16 over the session, continued: teammates cut short (the session ends, a turn
 //! fails, a shutdown is forced) and questions from several teammates at once.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use agent_core::{AgentId, Message, ModelReply};
-use agent_harness::session::{Interrupts, Mode, Op, Session};
-use agent_harness::team_runtime::{SHUTDOWN_DEADLINE, SessionTeam, TeamSetup, attach};
-use agent_harness::{AgentDeps, AgentSpec, Capabilities, build_agent};
+use agent_harness::session::{Mode, Op};
+use agent_harness::test_util::{Questions, Unscripted};
+use agent_harness::{AgentSpec, Capabilities};
 use agent_prompting::PromptContext;
 use agent_team::{Counts, RequestStatus, TeammateStatus};
-use agent_test_support::ScriptedModel;
-use agent_tools::Workspace;
-use agent_workspace::SystemClock;
 use serde_json::json;
 
-use super::team::{P15, last_text, model, p16, team};
+use super::team::{P15, Team, last_text, p16, team};
 use super::{call, caps};
 
-/// A model that never answers: a turn on it runs until the session drops it.
-#[derive(Debug)]
-struct Silent;
-
-#[async_trait::async_trait]
-impl agent_core::ModelClient for Silent {
-    async fn complete(
-        &self,
-        _request: &agent_core::ModelRequest,
-    ) -> Result<ModelReply, agent_core::ModelError> {
-        std::future::pending().await
-    }
-}
-
-/// Attaches a team whose teammates run on [`Silent`] to `session` and adds the lead on
-/// `lead_model`: the setup of the cases where a teammate's turn never ends by itself.
-fn lead_with_silent_teammates(
-    session: &mut Session,
-    workspace: Workspace,
-    lead_model: &Arc<ScriptedModel>,
+/// A team whose teammates run on a model that never answers, the lead on `lead` (its context
+/// empty): the setup of the cases where a teammate's turn never ends by itself.
+pub fn lead_with_silent_teammates(
+    dir: &std::path::Path,
+    lead: Vec<ModelReply>,
     capabilities: Capabilities,
-) -> Arc<SessionTeam> {
+) -> Team {
     let spec = AgentSpec {
         capabilities,
         context: PromptContext::from_value(json!({})).unwrap(),
     };
-    let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
-    deps.events = session.sink(&AgentId::lead());
-    let ws = workspace.clone();
-    let setup = TeamSetup {
-        workspace,
-        clock: Arc::new(SystemClock),
-        shutdown_deadline: SHUTDOWN_DEADLINE,
-        teammate_deps: Arc::new(move |name, joiner| {
-            let mut deps = AgentDeps::new(Arc::new(Silent), ws.clone());
-            deps.events = joiner.sink(name);
-            Ok(deps)
-        }),
-    };
-    let team = attach(session, &spec, &mut deps, setup).unwrap().unwrap();
-    session.add(AgentId::lead(), build_agent(&spec, deps).unwrap());
-    team
+    Team::builder(dir, spec)
+        .lead(lead)
+        .unscripted(Unscripted::Silent)
+        .build()
 }
 
 #[tokio::test]
 async fn ending_the_session_aborts_a_running_teammate_and_puts_its_message_back() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
-    let mut session = Session::new(Interrupts::CancelTurn);
-    let lead_model = model(vec![
+    let lead = vec![
         ModelReply::tool_calls(vec![call(
             "c1",
             "spawn_teammate",
             json!({"name": "alice", "role": "slow", "prompt": "Think forever."}),
         )]),
         ModelReply::text("Started."),
-    ]);
-    let team = lead_with_silent_teammates(&mut session, workspace, &lead_model, caps(&P15));
+    ];
+    let Team {
+        mut session,
+        lead: lead_model,
+        team,
+        ..
+    } = lead_with_silent_teammates(dir.path(), lead, caps(&P15));
     let mut events = session.take_events().unwrap();
     let handle = session.handle();
     handle.submit(Op::Prompt {
@@ -179,9 +151,7 @@ pub fn tool_result(messages: &[Arc<Message>]) -> String {
 #[tokio::test(start_paused = true)]
 async fn a_shutdown_not_answered_in_time_is_forced_and_the_request_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
-    let mut session = Session::new(Interrupts::CancelTurn);
-    let lead_model = model(vec![
+    let lead = vec![
         ModelReply::tool_calls(vec![call(
             "c1",
             "spawn_teammate",
@@ -194,8 +164,13 @@ async fn a_shutdown_not_answered_in_time_is_forced_and_the_request_says_so() {
         )]),
         ModelReply::text("Asked alice to stop."),
         ModelReply::text("Alice was stopped by force."),
-    ]);
-    let team = lead_with_silent_teammates(&mut session, workspace, &lead_model, p16());
+    ];
+    let Team {
+        mut session,
+        lead: lead_model,
+        team,
+        ..
+    } = lead_with_silent_teammates(dir.path(), lead, p16());
     session.handle().submit(Op::Prompt {
         agent: AgentId::lead(),
         text: "Start a slow teammate, then stop it.".into(),
@@ -233,8 +208,6 @@ async fn a_shutdown_not_answered_in_time_is_forced_and_the_request_says_so() {
 #[tokio::test]
 async fn teammates_questions_name_who_asks_and_several_wait_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
-    let mut session = Session::new(Interrupts::CancelTurn);
     let spawn = |id: &str, name: &str| {
         call(
             id,
@@ -242,13 +215,13 @@ async fn teammates_questions_name_who_asks_and_several_wait_at_once() {
             json!({"name": name, "role": "runs a command", "prompt": "Run echo."}),
         )
     };
-    let lead_model = model(vec![
+    let lead = vec![
         ModelReply::tool_calls(vec![spawn("c1", "alice"), spawn("c2", "bob")]),
         ModelReply::text("Both started."),
         ModelReply::text("One reported."),
         ModelReply::text("The other reported."),
-    ]);
-    let mates: BTreeMap<String, Arc<ScriptedModel>> = ["alice", "bob"]
+    ];
+    let mates: Vec<(&str, Vec<ModelReply>)> = ["alice", "bob"]
         .into_iter()
         .map(|name| {
             let replies = vec![
@@ -259,33 +232,24 @@ async fn teammates_questions_name_who_asks_and_several_wait_at_once() {
                 )]),
                 ModelReply::text(format!("{name} ran echo")),
             ];
-            (name.to_string(), model(replies))
+            (name, replies)
         })
         .collect();
     let spec = AgentSpec {
         capabilities: caps(&P15),
         context: PromptContext::from_value(json!({})).unwrap(),
     };
-    let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
-    deps.events = session.sink(&AgentId::lead());
-    let ws = workspace.clone();
-    let scripts = mates.clone();
-    let setup = TeamSetup {
-        workspace,
-        clock: Arc::new(SystemClock),
-        shutdown_deadline: SHUTDOWN_DEADLINE,
-        teammate_deps: Arc::new(move |name, joiner| {
-            let mut deps = AgentDeps::new(scripts[name.as_str()].clone(), ws.clone());
-            deps.events = joiner.sink(name);
-            // Asked through the session, as the CLI does at a terminal.
-            deps.approval = Some(joiner.approval(name));
-            Ok(deps)
-        }),
-    };
-    attach(&mut session, &spec, &mut deps, setup)
-        .unwrap()
-        .unwrap();
-    session.add(AgentId::lead(), build_agent(&spec, deps).unwrap());
+    // Asked through the session, as the CLI does at a terminal.
+    let Team {
+        mut session,
+        lead: lead_model,
+        mates,
+        ..
+    } = Team::builder(dir.path(), spec)
+        .lead(lead)
+        .mates(mates)
+        .questions(Questions::Session)
+        .build();
     let mut events = session.take_events().unwrap();
     let handle = session.handle();
     handle.submit(Op::Prompt {

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use agent_core::{AgentId, Message, ModelReply};
 use agent_harness::session::Mode;
-use agent_team::{Counts, Deliveries, DeliveryRecord, MailMessage, TurnState};
+use agent_team::{Deliveries, DeliveryRecord, MailMessage, TurnState};
 use agent_tools::Workspace;
 use serde_json::json;
 
-use super::team::{P15, ids_out, team};
+use super::team::{P15, done, ids_out, team};
 use super::{call, caps};
 
 const LEAD_MAIL: &str = ".agent_tutorial/mail/lead";
@@ -64,13 +64,6 @@ fn history(t: &super::team::Team) -> Vec<Message> {
         .iter()
         .map(|m| Message::clone(m))
         .collect()
-}
-
-fn done(n: usize) -> Counts {
-    Counts {
-        done: n,
-        ..Counts::default()
-    }
 }
 
 const RESULT: &str = "<teammate-message id=\"<id>\" from=\"alice\" type=\"result\">\nnotes.txt has alpha and beta.\n</teammate-message>";
