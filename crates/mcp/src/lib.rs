@@ -1,0 +1,32 @@
+//! `agent-mcp`: chapter 19's client for MCP (Model Context Protocol) servers — tools from
+//! other programs, trusted before they start, bounded while they run, gone when they end.
+//!
+//! - [`ConfigFile`]: `.mcp.json` read through the workspace boundary, bounded and strict, with
+//!   the fingerprint the trust store keys on; [`ConfigFile::admit`] turns it into a
+//!   [`TrustedConfig`] only when the user trusted that exact content.
+//! - [`McpConnection`]: one server started by the workspace's process layer (own process
+//!   group, scrubbed environment, the sandbox, stderr kept bounded and never printed), spoken
+//!   to with rmcp's client over the child's stdin and stdout, every wait bounded, the whole
+//!   tree killed on close, drop, crash or a refused start.
+//! - [`McpTool`]: each of its tools as an [`agent_core::ToolHandler`] named
+//!   `mcp__<alias>__<name>`, arguments validated against the server's full schema before any
+//!   remote call, failures as `mcp_timeout`, `mcp_connection_lost` and `mcp_remote_error`.
+//!
+//! The registry changes only between model requests: the server's `tools/list_changed`
+//! notification is only noted ([`McpConnection::tools_changed`]); the caller takes the new
+//! list with [`McpConnection::refresh`] when no batch is running.
+
+#![warn(missing_docs)]
+
+mod client;
+pub mod config;
+mod error;
+mod listing;
+pub mod names;
+mod tool;
+
+pub use client::{ConnectOptions, ENV_ALLOWED, MAX_LINE_BYTES, McpConnection, STDERR_CAP, State};
+pub use config::{ConfigError, ConfigFile, McpConfig, NotTrusted, ServerConfig, TrustedConfig};
+pub use error::{ConnectError, CwdProblem};
+pub use listing::{MAX_DESCRIPTION, MAX_PAGES, MAX_REMOTE_NAME, MAX_SCHEMA_BYTES, MAX_TOOLS};
+pub use tool::{MAX_ERROR_TEXT, McpTool, convert};
