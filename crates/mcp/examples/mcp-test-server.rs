@@ -12,12 +12,14 @@
 //! Tools: `echo {text}`, `sleep {ms}`, `fail` (a result marked `isError`), `refuse` (a
 //! JSON-RPC error), `crash` (exits with status 3), `spawn_grandchild` (starts `sleep 300` in
 //! its own process group and answers its pid), `junk_stdout` (a non-JSON line on stdout, then
-//! an answer), `pid`, `env` (the names of its environment variables, sorted, one a line),
+//! an answer), `pid`, `cwd`, `env` (the names of its environment variables, sorted, one a line),
 //! `switch_tools` (changes to the second tool set and sends `tools/list_changed`). The second
 //! set: `echo` and `added`.
 //!
 //! With `MCP_TEST_LOG` set, every `tools/call` appends `call <name>` to that file, so a test
-//! can count the calls that reached the server.
+//! can count the calls that reached the server. With `MCP_TEST_PIDFILE` set, its pid is
+//! written there first thing (in every mode), so a test can see it gone after a refused
+//! start.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -119,6 +121,7 @@ impl TestServer {
             ),
             tool("junk_stdout", "Prints a non-JSON line.", no_arguments()),
             tool("pid", "Its process id.", no_arguments()),
+            tool("cwd", "Its working folder.", no_arguments()),
             tool("env", "Its environment's names.", no_arguments()),
             tool(
                 "switch_tools",
@@ -178,6 +181,11 @@ impl TestServer {
                 text("after junk".into())
             }
             "pid" => text(std::process::id().to_string()),
+            "cwd" => text(
+                std::env::current_dir()
+                    .map(|dir| dir.display().to_string())
+                    .unwrap_or_default(),
+            ),
             "env" => {
                 let mut names: Vec<String> = std::env::vars_os()
                     .map(|(name, _)| name.to_string_lossy().into_owned())
@@ -240,6 +248,9 @@ impl ServerHandler for TestServer {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(path) = std::env::var_os("MCP_TEST_PIDFILE") {
+        std::fs::write(path, std::process::id().to_string())?;
+    }
     let mode = match std::env::args().nth(1).as_deref() {
         None => Mode::Normal,
         Some("collide") => Mode::Collide,

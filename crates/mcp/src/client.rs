@@ -58,7 +58,7 @@ pub enum State {
 }
 
 /// How to connect: what the caller's registry holds already and how it will take schemas.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ConnectOptions {
     /// Tool names already taken (the built-ins, other servers' tools): a server with a tool of
     /// one of these names is refused whole.
@@ -68,6 +68,19 @@ pub struct ConnectOptions {
     /// How the caller will register the tools' schemas; each is checked in this mode at
     /// connect time, so a schema the registry would refuse refuses the whole server.
     pub schema_mode: SchemaMode,
+}
+
+impl Default for ConnectOptions {
+    /// Nothing reserved, the default sandbox, and schemas passed through as the server wrote
+    /// them: the model reads every constraint, our checker enforces the keywords it knows and
+    /// the full JSON Schema validator the rest before the call is sent.
+    fn default() -> Self {
+        Self {
+            reserved: BTreeSet::new(),
+            sandbox: None,
+            schema_mode: SchemaMode::PassThrough,
+        }
+    }
 }
 
 /// What a connection's tools and its watcher share.
@@ -308,10 +321,12 @@ impl Drop for McpConnection {
             open
         });
         self.shared.cancel_service();
-        if let Ok(mut child) = self.shared.child.try_lock() {
-            if let Some(child) = child.take() {
-                self.shared.keep_stderr(&child);
-            }
+        // The child's own drop kills its tree; a close already under way holds the lock and
+        // finishes the job itself.
+        if let Ok(mut child) = self.shared.child.try_lock()
+            && let Some(child) = child.take()
+        {
+            self.shared.keep_stderr(&child);
         }
     }
 }

@@ -70,7 +70,7 @@ mod tests {
             exposed("files", "lookup.one"),
             Some("mcp__files__lookup_one".into())
         );
-        assert_eq!(exposed("files", "ünï"), Some("mcp__files_____".into()));
+        assert_eq!(exposed("files", "ünï"), Some("mcp__files___n_".into()));
         assert_eq!(exposed("files", ""), None);
     }
 
