@@ -136,3 +136,36 @@ pub(crate) fn check(
     }
     Ok(tools)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// The validator is built without HTTP or file resolution: a reference out of the
+    /// document is an error when the validator is built, never a request or a file read (the
+    /// registry's checker refuses every `$ref` before this, but the validator must not fetch
+    /// whatever reaches it).
+    #[test]
+    fn the_validator_refuses_references_out_of_the_document() {
+        for target in ["https://example.com/schema.json", "file:///etc/passwd"] {
+            let schema = json!({"type": "object", "properties": {"x": {"$ref": target}}});
+            assert!(
+                jsonschema::validator_for(&schema).is_err(),
+                "{target} was resolved"
+            );
+        }
+        let local = json!({
+            "type": "object",
+            "$defs": {"n": {"type": "integer"}},
+            "properties": {"x": {"$ref": "#/$defs/n"}}
+        });
+        let validator = jsonschema::validator_for(&local).unwrap();
+        assert_eq!(
+            (
+                validator.is_valid(&json!({"x": 1})),
+                validator.is_valid(&json!({"x": "a"}))
+            ),
+            (true, false)
+        );
+    }
+}

@@ -7,6 +7,7 @@ mod calls;
 mod config;
 mod connect;
 mod lifecycle;
+mod registry;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
