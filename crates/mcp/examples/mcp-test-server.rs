@@ -4,7 +4,7 @@
 //! `mcp-test-server [MODE]`, MODE one of:
 //! - (none): the tools below;
 //! - `junk`: prints a line that is not JSON-RPC and never answers;
-//! - `silent`: says nothing at all;
+//! - `silent`: says nothing on stdout (one line on stderr);
 //! - `exit`: exits at once;
 //! - `collide`: two tools, `lookup-one` and `lookup_one`;
 //! - `external-ref`: a tool whose schema `$ref`s an URL.
@@ -261,6 +261,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Ok(());
         }
         Some("silent") => {
+            eprintln!("silent server: waiting for nothing");
             std::future::pending::<()>().await;
             return Ok(());
         }

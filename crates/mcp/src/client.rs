@@ -13,37 +13,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::schema::SchemaMode;
-use agent_core::tool::{FailureCode, ToolFailure};
 use agent_sandbox::Sandbox;
 use agent_workspace::Workspace;
-use agent_workspace::process::{Command, StdioChild};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    InitializeRequestParams,
-};
-use rmcp::service::{NotificationContext, Peer, RunningServiceCancellationToken, ServiceError};
+use agent_workspace::process::StdioChild;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, InitializeRequestParams};
+use rmcp::service::{NotificationContext, Peer, RunningService, RunningServiceCancellationToken};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::sync::watch;
 
+use crate::child::{MAX_LINE_BYTES, spawn};
 use crate::config::{ServerConfig, TrustedConfig};
-use crate::error::{ConnectError, CwdProblem};
+use crate::error::ConnectError;
 use crate::listing;
 use crate::tool::{McpTool, cut};
-
-/// The variables of our own environment a server gets (plus its config's `env`): enough to
-/// find programs, a home and a locale, and nothing the user exported for other programs (a
-/// token, a key). The model server's credentials are refused by the process layer whatever
-/// this says.
-pub const ENV_ALLOWED: &[&str] = &[
-    "HOME", "LOGNAME", "USER", "PATH", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
-    "TZ",
-];
-/// The most of a server's stderr kept (head and tail): for diagnosing, never printed by us.
-pub const STDERR_CAP: usize = 64 * 1024;
-/// The longest JSON-RPC line taken from a server; a longer one is dropped (rmcp's default is
-/// 16 MiB).
-pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Where a connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +72,8 @@ pub(crate) struct Shared {
     pub(crate) prefix: String,
     pub(crate) schema_mode: SchemaMode,
     pub(crate) server: ServerConfig,
-    peer: Peer<RoleClient>,
-    state: watch::Sender<State>,
+    pub(crate) peer: Peer<RoleClient>,
+    pub(crate) state: watch::Sender<State>,
     changed: Arc<AtomicBool>,
     child: tokio::sync::Mutex<Option<StdioChild>>,
     service: Mutex<Option<RunningServiceCancellationToken>>,
@@ -152,35 +135,24 @@ impl McpConnection {
         let mut child = spawn(workspace, alias, &server, options.sandbox.clone())?;
         let deadline = tokio::time::Instant::now() + server.startup_timeout;
         let changed = Arc::new(AtomicBool::new(false));
-        let (Some(stdout), Some(stdin)) = (child.take_stdout(), child.take_stdin()) else {
-            let _ = child.close().await;
-            return Err(ConnectError::Handshake {
-                alias: alias.to_string(),
-                reason: "the server's pipes were not available".into(),
-            });
-        };
-        let transport =
-            AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE_BYTES);
-        let notes = Notes {
-            changed: changed.clone(),
-        };
-        // rmcp waits forever for an answer to `initialize` (a server printing anything but
-        // JSON-RPC never gives one): the deadline is ours.
-        let running = match tokio::time::timeout_at(deadline, notes.serve(transport)).await {
-            Ok(Ok(running)) => running,
-            Ok(Err(err)) => {
+        let running = match handshake(&mut child, changed.clone(), deadline).await {
+            Ok(running) => running,
+            Err(reason) => {
+                let stderr = child.stderr().render();
                 let _ = child.close().await;
-                return Err(ConnectError::Handshake {
-                    alias: alias.to_string(),
-                    reason: cut(&err.to_string(), 500),
-                });
-            }
-            Err(_) => {
-                let _ = child.close().await;
-                return Err(ConnectError::StartupTimeout {
-                    alias: alias.to_string(),
-                    timeout: server.startup_timeout,
-                });
+                let err = match reason {
+                    Some(reason) => ConnectError::Handshake {
+                        alias: alias.to_string(),
+                        reason,
+                        stderr: String::new(),
+                    },
+                    None => ConnectError::StartupTimeout {
+                        alias: alias.to_string(),
+                        timeout: server.startup_timeout,
+                        stderr: String::new(),
+                    },
+                };
+                return Err(err.with_stderr(stderr));
             }
         };
         let (state, _) = watch::channel(State::Connected);
@@ -225,7 +197,7 @@ impl McpConnection {
             }
             Err(err) => {
                 let _ = connection.shared.shut(State::Closed).await;
-                Err(err)
+                Err(err.with_stderr(connection.shared.stderr()))
             }
         }
     }
@@ -299,6 +271,7 @@ impl McpConnection {
             .map_err(|_| ConnectError::StartupTimeout {
                 alias: alias.clone(),
                 timeout: self.shared.server.startup_timeout,
+                stderr: String::new(),
             })?
             .map_err(|problem| problem.into_error(alias))?;
         listing::check(&self.shared, listed, reserved)
@@ -332,88 +305,6 @@ impl Drop for McpConnection {
 }
 
 impl Shared {
-    /// One `tools/call` under the tool timeout, ended early if the connection is lost.
-    pub(crate) async fn call(
-        &self,
-        tool: &str,
-        arguments: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<CallToolResult, ToolFailure> {
-        let mut state = self.state.subscribe();
-        if *state.borrow_and_update() != State::Connected {
-            return Err(self.gone());
-        }
-        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        let timeout = self.server.tool_timeout;
-        let call = tokio::time::timeout(timeout, self.peer.call_tool(params));
-        let lost = state.wait_for(|state| *state != State::Connected);
-        tokio::select! {
-            // Dropping the call sends `notifications/cancelled`: the server may stop, and the
-            // connection stays usable for the next call.
-            result = call => match result {
-                Err(_) => Err(ToolFailure::new(
-                    FailureCode::McpTimeout,
-                    format!(
-                        "MCP server `{}` did not answer `{tool}` within {} s",
-                        self.alias,
-                        timeout.as_secs()
-                    ),
-                )),
-                Ok(Ok(result)) => Ok(result),
-                Ok(Err(err)) => Err(self.failure(tool, err)),
-            },
-            _ = lost => Err(self.gone()),
-        }
-    }
-
-    fn failure(&self, tool: &str, err: ServiceError) -> ToolFailure {
-        match err {
-            // The JSON-RPC error's message (a sentence, by the spec) is the server's to the
-            // caller; its `data` (traces, internals) is not passed on.
-            ServiceError::McpError(error) => ToolFailure::new(
-                FailureCode::McpRemoteError,
-                format!(
-                    "MCP server `{}` refused `{tool}`: {} (JSON-RPC error {})",
-                    self.alias,
-                    cut(&error.message, 500),
-                    error.code.0
-                ),
-            ),
-            ServiceError::Timeout { .. } => ToolFailure::new(
-                FailureCode::McpTimeout,
-                format!(
-                    "MCP server `{}` did not answer `{tool}` in time",
-                    self.alias
-                ),
-            ),
-            ServiceError::TransportClosed
-            | ServiceError::TransportSend(_)
-            | ServiceError::Cancelled { .. } => self.gone(),
-            other => ToolFailure::new(
-                FailureCode::McpRemoteError,
-                format!(
-                    "MCP server `{}` answered `{tool}` unexpectedly: {}",
-                    self.alias,
-                    cut(&other.to_string(), 200)
-                ),
-            ),
-        }
-    }
-
-    /// The failure for a call to a server that is gone or was disconnected.
-    fn gone(&self) -> ToolFailure {
-        let how = match *self.state.borrow() {
-            State::Closed => "was disconnected",
-            State::Connected | State::Lost => "is gone (it exited or closed its output)",
-        };
-        ToolFailure::new(
-            FailureCode::McpConnectionLost,
-            format!(
-                "MCP server `{}` {how}; its tools cannot be called until it is connected again",
-                self.alias
-            ),
-        )
-    }
-
     /// Moves to `state` (unless already ended), stops the service and ends the tree.
     async fn shut(&self, state: State) -> std::io::Result<()> {
         self.state.send_if_modified(|current| {
@@ -453,7 +344,13 @@ impl Shared {
         *self.stderr.lock().unwrap_or_else(PoisonError::into_inner) = child.stderr().render();
     }
 
+    /// The live child's stderr, or what was kept when it ended.
     fn stderr(&self) -> String {
+        if let Ok(child) = self.child.try_lock()
+            && let Some(child) = child.as_ref()
+        {
+            return child.stderr().render();
+        }
         self.stderr
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -461,42 +358,22 @@ impl Shared {
     }
 }
 
-/// Starts the server's program: argv (no shell), in `cwd` if configured, with only the
-/// allowed variables of our environment plus the config's `env`.
-fn spawn(
-    workspace: &Workspace,
-    alias: &str,
-    server: &ServerConfig,
-    sandbox: Option<Sandbox>,
-) -> Result<StdioChild, ConnectError> {
-    let mut command = Command::argv(workspace, &server.command, &server.args).env_only(ENV_ALLOWED);
-    for (name, value) in &server.env {
-        command = command.env(name, value);
+/// The handshake over the child's stdin and stdout, by `deadline`: the running client, or
+/// why not (`None`: the deadline passed). rmcp waits forever for an answer to `initialize`
+/// (a server printing anything but JSON-RPC never gives one), so the deadline is ours.
+async fn handshake(
+    child: &mut StdioChild,
+    changed: Arc<AtomicBool>,
+    deadline: tokio::time::Instant,
+) -> Result<RunningService<RoleClient, Notes>, Option<String>> {
+    let (Some(stdout), Some(stdin)) = (child.take_stdout(), child.take_stdin()) else {
+        return Err(Some("the server's pipes were not available".into()));
+    };
+    let transport =
+        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE_BYTES);
+    match tokio::time::timeout_at(deadline, Notes { changed }.serve(transport)).await {
+        Ok(Ok(running)) => Ok(running),
+        Ok(Err(err)) => Err(Some(cut(&err.to_string(), 500))),
+        Err(_) => Err(None),
     }
-    if let Some(cwd) = &server.cwd {
-        let problem = |reason| ConnectError::Cwd {
-            alias: alias.to_string(),
-            cwd: cwd.clone(),
-            reason,
-        };
-        let folder = workspace
-            .inside(cwd)
-            .map_err(|err| problem(CwdProblem::Path(err)))?;
-        match workspace.kind(&folder) {
-            Ok(Some(agent_workspace::FileKind::Directory)) => {}
-            Ok(Some(_)) => return Err(problem(CwdProblem::NotAFolder)),
-            Ok(None) => return Err(problem(CwdProblem::Missing)),
-            Err(err) => return Err(problem(CwdProblem::Path(err))),
-        }
-        command = command.current_dir(workspace, &folder);
-    }
-    if let Some(sandbox) = sandbox {
-        command = command.sandbox(sandbox);
-    }
-    command
-        .spawn_stdio(STDERR_CAP)
-        .map_err(|source| ConnectError::Spawn {
-            alias: alias.to_string(),
-            source,
-        })
 }

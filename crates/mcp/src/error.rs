@@ -44,6 +44,8 @@ pub enum ConnectError {
         alias: String,
         /// The bound it missed.
         timeout: Duration,
+        /// What it wrote on stderr (bounded, raw: escape before showing; not in the message).
+        stderr: String,
     },
     /// The handshake failed (the server exited, or answered `initialize` with an error).
     #[error("MCP server `{alias}` failed its handshake: {reason}")]
@@ -52,6 +54,8 @@ pub enum ConnectError {
         alias: String,
         /// rmcp's account of it.
         reason: String,
+        /// What it wrote on stderr (bounded, raw: escape before showing; not in the message).
+        stderr: String,
     },
     /// `tools/list` failed.
     #[error("MCP server `{alias}` could not list its tools: {reason}")]
@@ -115,6 +119,16 @@ pub enum ConnectError {
         /// The server.
         alias: String,
     },
+}
+
+impl ConnectError {
+    /// The same error with the server's stderr attached, where the variant keeps it.
+    pub(crate) fn with_stderr(mut self, text: String) -> Self {
+        if let Self::StartupTimeout { stderr, .. } | Self::Handshake { stderr, .. } = &mut self {
+            *stderr = text;
+        }
+        self
+    }
 }
 
 /// Why a configured `cwd` cannot be used.

@@ -18,6 +18,8 @@
 
 #![warn(missing_docs)]
 
+mod call;
+mod child;
 mod client;
 pub mod config;
 mod error;
@@ -25,7 +27,8 @@ mod listing;
 pub mod names;
 mod tool;
 
-pub use client::{ConnectOptions, ENV_ALLOWED, MAX_LINE_BYTES, McpConnection, STDERR_CAP, State};
+pub use child::{ENV_ALLOWED, MAX_LINE_BYTES, STDERR_CAP};
+pub use client::{ConnectOptions, McpConnection, State};
 pub use config::{ConfigError, ConfigFile, McpConfig, NotTrusted, ServerConfig, TrustedConfig};
 pub use error::{ConnectError, CwdProblem};
 pub use listing::{MAX_DESCRIPTION, MAX_PAGES, MAX_REMOTE_NAME, MAX_SCHEMA_BYTES, MAX_TOOLS};

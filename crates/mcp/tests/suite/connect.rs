@@ -104,14 +104,25 @@ async fn a_server_printing_junk_fails_within_the_startup_timeout() {
 }
 
 #[tokio::test]
-async fn a_silent_server_fails_within_the_startup_timeout() {
+async fn a_silent_server_fails_within_the_startup_timeout_with_its_stderr_kept() {
     let fixture = Fixture::new();
     let started = Instant::now();
-    assert_eq!(
-        refused(&fixture, Some("silent"), &[]).await,
-        "MCP server `srv` did not finish starting within 2 s"
-    );
+    let config = fixture.config(Some("silent"), json!({"startup_timeout_secs": 2}));
+    let err = fixture.connect_with(&config, &[]).await.unwrap_err();
     assert!(started.elapsed() < GENEROUS, "took {:?}", started.elapsed());
+    let ConnectError::StartupTimeout {
+        alias,
+        timeout,
+        stderr,
+    } = err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(
+        (alias.as_str(), timeout.as_secs(), stderr.as_str()),
+        ("srv", 2, "silent server: waiting for nothing\n")
+    );
+    assert!(!alive(fixture.server_pid()));
 }
 
 #[tokio::test]
