@@ -12,7 +12,7 @@
 //! Tools: `echo {text}`, `sleep {ms}`, `fail` (a result marked `isError`), `refuse` (a
 //! JSON-RPC error), `crash` (exits with status 3), `spawn_grandchild` (starts `sleep 300` in
 //! its own process group and answers its pid), `junk_stdout` (a non-JSON line on stdout, then
-//! an answer), `pid`, `cwd`, `env` (the names of its environment variables, sorted, one a line),
+//! an answer), `big {bytes}`, `pid`, `cwd`, `env` (the names of its environment variables, sorted, one a line),
 //! `switch_tools` (changes to the second tool set and sends `tools/list_changed`). The second
 //! set: `echo` and `added`.
 //!
@@ -120,6 +120,15 @@ impl TestServer {
                 no_arguments(),
             ),
             tool("junk_stdout", "Prints a non-JSON line.", no_arguments()),
+            tool(
+                "big",
+                "Answers `bytes` bytes of text on one line.",
+                schema(json!({
+                    "type": "object",
+                    "properties": {"bytes": {"type": "integer", "minimum": 0}},
+                    "required": ["bytes"]
+                })),
+            ),
             tool("pid", "Its process id.", no_arguments()),
             tool("cwd", "Its working folder.", no_arguments()),
             tool("env", "Its environment's names.", no_arguments()),
@@ -179,6 +188,10 @@ impl TestServer {
                 let _ = stdout.write_all(b"this line is not JSON-RPC\n").await;
                 let _ = stdout.flush().await;
                 text("after junk".into())
+            }
+            "big" => {
+                let bytes = arguments.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+                text("x".repeat(usize::try_from(bytes).unwrap_or(0)))
             }
             "pid" => text(std::process::id().to_string()),
             "cwd" => text(

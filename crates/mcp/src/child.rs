@@ -18,8 +18,9 @@ pub const ENV_ALLOWED: &[&str] = &[
 ];
 /// The most of a server's stderr kept (head and tail): for diagnosing, never printed by us.
 pub const STDERR_CAP: usize = 64 * 1024;
-/// The longest JSON-RPC line taken from a server; a longer one is dropped (rmcp's default is
-/// 16 MiB).
+/// The longest JSON-RPC line taken from a server (rmcp's default is 16 MiB). A longer one is
+/// dropped unread, so the call it answered ends at its tool timeout (`mcp_timeout`) and the
+/// connection goes on.
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Starts the server's program: argv (no shell), in `cwd` if configured, with only the

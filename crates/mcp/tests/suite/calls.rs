@@ -104,3 +104,47 @@ async fn junk_on_stdout_mid_session_does_not_hang_the_call() {
     );
     connection.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_answer_over_the_line_bound_is_dropped_and_the_call_times_out() {
+    let fixture = Fixture::new();
+    let config = fixture.config(None, json!({"tool_timeout_secs": 2}));
+    let connection = fixture.connect_with(&config, &[]).await.unwrap();
+    let just_fits = agent_mcp::MAX_LINE_BYTES / 2;
+    assert_eq!(
+        text(&connection, "mcp__srv__big", json!({"bytes": just_fits}))
+            .await
+            .len(),
+        just_fits
+    );
+    assert_eq!(
+        call(
+            &connection,
+            "mcp__srv__big",
+            json!({"bytes": agent_mcp::MAX_LINE_BYTES})
+        )
+        .await,
+        Err(ToolFailure::new(
+            FailureCode::McpTimeout,
+            "MCP server `srv` did not answer `big` within 2 s"
+        ))
+    );
+    assert_eq!(
+        text(&connection, "mcp__srv__echo", json!({"text": "ok"})).await,
+        "ok"
+    );
+    connection.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn calls_run_side_by_side() {
+    let fixture = Fixture::new();
+    let connection = fixture.connect().await;
+    let slow = call(&connection, "mcp__srv__sleep", json!({"ms": 600_000}));
+    let quick = text(&connection, "mcp__srv__echo", json!({"text": "first"}));
+    tokio::select! {
+        _ = slow => panic!("the slow call ended first"),
+        quick = quick => assert_eq!(quick, "first"),
+    }
+    connection.close().await.unwrap();
+}

@@ -33,6 +33,7 @@ async fn tools_are_named_for_the_model_with_their_configured_effects() {
             external("crash"),
             external("spawn_grandchild"),
             external("junk_stdout"),
+            external("big"),
             external("pid"),
             external("cwd"),
             external("env"),

@@ -109,7 +109,7 @@ async fn a_changed_tool_list_is_noted_and_taken_on_refresh() {
     );
     assert!(eventually(|| connection.tools_changed()).await);
     // Nothing changes until the caller refreshes (between model requests).
-    assert_eq!(connection.tools().len(), 11);
+    assert_eq!(connection.tools().len(), 12);
     let refreshed = connection
         .refresh(&BTreeSet::from(["bash".to_string()]))
         .await

@@ -43,7 +43,7 @@ async fn the_tools_register_and_run_through_the_registry() {
         let mode = tool.schema_mode();
         registry.register_in(spec, Arc::new(tool), mode).unwrap();
     }
-    assert_eq!(registry.names().len(), 12);
+    assert_eq!(registry.names().len(), 13);
 
     let call = |arguments: &str| ToolCall {
         id: "call_1".into(),
