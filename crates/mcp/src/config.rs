@@ -285,7 +285,10 @@ impl ConfigFile {
     }
 
     /// The config, if `verdict` (the trust store's answer for [`Self::fingerprint`]) is
-    /// [`Verdict::Trusted`].
+    /// [`Verdict::Trusted`]. The trust store has no kind for MCP servers yet: the harness
+    /// adds one (`TrustKind::McpServers`, at [`CONFIG_PATH`]) and asks
+    /// `trust.verdict(kind, file.fingerprint())`, telling `trust.refused(kind, verdict,
+    /// servers)` when this refuses.
     pub fn admit(self, verdict: Verdict) -> Result<TrustedConfig, NotTrusted> {
         match verdict {
             Verdict::Trusted => Ok(TrustedConfig {

@@ -15,6 +15,32 @@
 //! The registry changes only between model requests: the server's `tools/list_changed`
 //! notification is only noted ([`McpConnection::tools_changed`]); the caller takes the new
 //! list with [`McpConnection::refresh`] when no batch is running.
+//!
+//! How a harness uses it (the trust verdict comes from the trust store, keyed on
+//! [`ConfigFile::fingerprint`] as `hooks.json`'s is):
+//!
+//! ```no_run
+//! # async fn example(workspace: agent_workspace::Workspace, registry: agent_core::ToolRegistry,
+//! #     verdict: agent_trust::Verdict) -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use agent_mcp::{ConfigFile, ConnectOptions, McpConnection};
+//!
+//! let Some(file) = ConfigFile::load(&workspace)? else { return Ok(()) };
+//! let config = file.admit(verdict)?; // untrusted or changed: nothing starts
+//! let options = ConnectOptions {
+//!     reserved: registry.names().into_iter().collect(),
+//!     ..ConnectOptions::default()
+//! };
+//! let connection = McpConnection::connect(&workspace, &config, "files", &options).await?;
+//! for tool in connection.tools() {
+//!     let (spec, mode) = (tool.spec().clone(), tool.schema_mode());
+//!     registry.register_in(spec, Arc::new(tool), mode)?;
+//! }
+//! // ... model requests; between two of them:
+//! if connection.tools_changed() { /* refresh, then swap this alias's tools */ }
+//! connection.close().await?;
+//! # Ok(()) }
+//! ```
 
 #![warn(missing_docs)]
 

@@ -42,6 +42,10 @@ pub fn normalize_alias(alias: &str) -> Option<String> {
 /// `mcp__<alias>__<tool>` normalized; cut to [`MAX_TOOL_NAME_LEN`] with the first 8 hex
 /// digits of the tool name's SHA-256 at the end when it is longer, so two long names that
 /// share a beginning still differ. `None` for an empty tool name.
+///
+/// ```
+/// assert_eq!(agent_mcp::names::exposed("git", "Lookup-One").as_deref(), Some("mcp__git__lookup_one"));
+/// ```
 pub fn exposed(alias: &str, tool: &str) -> Option<String> {
     if tool.is_empty() {
         return None;
