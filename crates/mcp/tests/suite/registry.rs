@@ -60,8 +60,11 @@ async fn the_tools_register_and_run_through_the_registry() {
     );
     // The registry's own checker refuses what it knows before the handler runs.
     assert_eq!(
-        registry.prepare(&call(r#"{"text": 5}"#)).unwrap_err().code,
-        FailureCode::InvalidArguments
+        registry.prepare(&call(r#"{"text": 5}"#)).unwrap_err(),
+        ToolFailure::new(
+            FailureCode::InvalidArguments,
+            "$.text: expected string, got number"
+        )
     );
     assert_eq!(fixture.calls(), "call echo\n");
     connection.close().await.unwrap();
