@@ -261,6 +261,9 @@ impl ServerHandler for TestServer {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // This program is also a sandbox helper, so a test can run it inside the real sandbox
+    // (`HelperPath::At` this program) without the agent's binary.
+    agent_sandbox::enter_if_helper();
     if let Some(path) = std::env::var_os("MCP_TEST_PIDFILE") {
         std::fs::write(path, std::process::id().to_string())?;
     }

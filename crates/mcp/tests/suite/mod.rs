@@ -8,6 +8,7 @@ mod config;
 mod connect;
 mod lifecycle;
 mod registry;
+mod sandbox;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
