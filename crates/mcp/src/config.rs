@@ -357,24 +357,19 @@ impl RawServer {
                 alias: alias_owned(),
             });
         }
-        let too_many = |field, count| ConfigError::TooMany {
-            alias: alias_owned(),
-            field,
-            count,
-            max: if field == "tools" {
-                MAX_TOOL_ENTRIES
-            } else {
-                MAX_ARGS
-            },
-        };
-        if self.args.len() > MAX_ARGS {
-            return Err(too_many("args", self.args.len()));
-        }
-        if self.env.len() > MAX_ARGS {
-            return Err(too_many("env", self.env.len()));
-        }
-        if self.tools.len() > MAX_TOOL_ENTRIES {
-            return Err(too_many("tools", self.tools.len()));
+        for (field, count, max) in [
+            ("args", self.args.len(), MAX_ARGS),
+            ("env", self.env.len(), MAX_ARGS),
+            ("tools", self.tools.len(), MAX_TOOL_ENTRIES),
+        ] {
+            if count > max {
+                return Err(ConfigError::TooMany {
+                    alias: alias_owned(),
+                    field,
+                    count,
+                    max,
+                });
+            }
         }
         let nul = |field| ConfigError::NulByte {
             alias: alias_owned(),

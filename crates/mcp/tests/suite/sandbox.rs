@@ -1,6 +1,6 @@
 //! The server inside the real sandbox, with the test server as its own helper (it calls
-//! `enter_if_helper`): the handshake and calls go through the helper, and a crash inside is
-//! seen outside.
+//! `enter_if_helper`): the handshake and calls go through the helper, it starts in its
+//! configured folder, and a crash inside is seen outside.
 
 use agent_core::tool::{FailureCode, ToolFailure};
 use agent_mcp::{ConnectOptions, McpConnection, State};
@@ -18,13 +18,18 @@ async fn the_server_runs_inside_the_sandbox() {
         sandbox: Some(sandbox),
         ..ConnectOptions::default()
     };
-    let config = fixture.config(None, json!({}));
+    std::fs::create_dir(fixture.path("sub")).unwrap();
+    let config = fixture.config(None, json!({"cwd": "sub"}));
     let connection = McpConnection::connect(&fixture.workspace, &config, "srv", &options)
         .await
         .unwrap();
     assert_eq!(
         text(&connection, "mcp__srv__echo", json!({"text": "inside"})).await,
         "inside"
+    );
+    assert_eq!(
+        text(&connection, "mcp__srv__cwd", json!({})).await,
+        fixture.path("sub").display().to_string()
     );
     if level == Level::Namespaces {
         // Its own PID namespace: the helper's init is 1, the server its child; the agent and
