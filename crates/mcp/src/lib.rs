@@ -58,4 +58,4 @@ pub use client::{ConnectOptions, McpConnection, State};
 pub use config::{ConfigError, ConfigFile, McpConfig, NotTrusted, ServerConfig, TrustedConfig};
 pub use error::{ConnectError, CwdProblem};
 pub use listing::{MAX_DESCRIPTION, MAX_PAGES, MAX_REMOTE_NAME, MAX_SCHEMA_BYTES, MAX_TOOLS};
-pub use tool::{MAX_ERROR_TEXT, McpTool, convert};
+pub use tool::{MAX_ERROR_TEXT, McpTool};

@@ -95,7 +95,11 @@ impl ToolHandler for McpTool {
 /// A `tools/call` result as the model reads it: its content blocks in order, one part each.
 /// A result with `isError` is a failure carrying only the text the server wrote for the model
 /// (its structured content, metadata and non-text blocks are dropped, and the text is cut).
-pub fn convert(alias: &str, tool: &str, result: CallToolResult) -> Result<ToolOutput, ToolFailure> {
+pub(crate) fn convert(
+    alias: &str,
+    tool: &str,
+    result: CallToolResult,
+) -> Result<ToolOutput, ToolFailure> {
     if result.is_error == Some(true) {
         let text: Vec<String> = result
             .content
@@ -171,5 +175,72 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_string(),
         Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_core::tool::{FailureCode, OutputPart, ToolFailure, ToolOutput};
+    use rmcp::model::{CallToolResult, ContentBlock, Resource};
+    use serde_json::json;
+
+    use super::{MAX_ERROR_TEXT, convert};
+
+    #[test]
+    fn every_kind_of_block_becomes_one_text_part_in_order() {
+        let result = CallToolResult::success(vec![
+            ContentBlock::text("first"),
+            ContentBlock::image("aGVsbG8=", "image/png"),
+            ContentBlock::audio("AAAA", "audio/wav"),
+            ContentBlock::embedded_text("file:///notes.txt", "embedded text"),
+            ContentBlock::resource_link(Resource::new("file:///big.bin", "big.bin")),
+        ]);
+        let text = |t: &str| OutputPart::Text(t.to_string());
+        assert_eq!(
+            convert("srv", "t", result),
+            Ok(ToolOutput::from_parts(vec![
+                text("first"),
+                text("[image: image/png, 8 bytes of base64]"),
+                text("[audio: audio/wav, 4 bytes of base64]"),
+                text("embedded text"),
+                text("[resource link: file:///big.bin (big.bin)]"),
+            ]))
+        );
+    }
+
+    #[test]
+    fn structured_content_alone_is_its_json() {
+        let mut result = CallToolResult::success(vec![]);
+        result.structured_content = Some(json!({"sum": 5}));
+        assert_eq!(
+            convert("srv", "t", result),
+            Ok(ToolOutput::text(r#"{"sum":5}"#))
+        );
+    }
+
+    #[test]
+    fn an_error_result_keeps_only_its_text_cut_to_the_bound() {
+        let mut result = CallToolResult::error(vec![
+            ContentBlock::text("x".repeat(MAX_ERROR_TEXT + 10)),
+            ContentBlock::image("aGVsbG8=", "image/png"),
+        ]);
+        result.structured_content = Some(json!({"secret": "private detail"}));
+        assert_eq!(
+            convert("srv", "t", result),
+            Err(ToolFailure::new(
+                FailureCode::McpRemoteError,
+                format!(
+                    "MCP tool `t` of server `srv` reported an error: {}…",
+                    "x".repeat(MAX_ERROR_TEXT)
+                )
+            ))
+        );
+        assert_eq!(
+            convert("srv", "t", CallToolResult::error(vec![])),
+            Err(ToolFailure::new(
+                FailureCode::McpRemoteError,
+                "MCP tool `t` of server `srv` reported an error: (no message)"
+            ))
+        );
     }
 }
