@@ -106,11 +106,19 @@ pub enum FailureCode {
     RequestWrongSender,
     /// Chapter 16: the request expired before the answer came.
     RequestExpired,
+    /// Chapter 19: the MCP server did not answer the call within its tool timeout (the
+    /// connection stays usable).
+    McpTimeout,
+    /// Chapter 19: the MCP server is gone (exited, crashed, or disconnected).
+    McpConnectionLost,
+    /// Chapter 19: the MCP server answered with an error (a JSON-RPC error or a result
+    /// marked `isError`).
+    McpRemoteError,
 }
 
 impl FailureCode {
     /// Every code, in the order above.
-    pub const ALL: [FailureCode; 21] = [
+    pub const ALL: [FailureCode; 24] = [
         Self::UnknownTool,
         Self::InvalidJson,
         Self::InvalidArguments,
@@ -132,6 +140,9 @@ impl FailureCode {
         Self::RequestConflict,
         Self::RequestWrongSender,
         Self::RequestExpired,
+        Self::McpTimeout,
+        Self::McpConnectionLost,
+        Self::McpRemoteError,
     ];
 
     /// The stable text the model sees.
@@ -158,6 +169,9 @@ impl FailureCode {
             Self::RequestConflict => "request_conflict",
             Self::RequestWrongSender => "request_wrong_sender",
             Self::RequestExpired => "request_expired",
+            Self::McpTimeout => "mcp_timeout",
+            Self::McpConnectionLost => "mcp_connection_lost",
+            Self::McpRemoteError => "mcp_remote_error",
         }
     }
 }
@@ -341,6 +355,9 @@ mod failure_code_tests {
                 "request_conflict",
                 "request_wrong_sender",
                 "request_expired",
+                "mcp_timeout",
+                "mcp_connection_lost",
+                "mcp_remote_error",
             ]
         );
         // `ALL` lists every variant: this match stops compiling when one is added.
@@ -366,7 +383,10 @@ mod failure_code_tests {
                 | FailureCode::RequestStale
                 | FailureCode::RequestConflict
                 | FailureCode::RequestWrongSender
-                | FailureCode::RequestExpired => {}
+                | FailureCode::RequestExpired
+                | FailureCode::McpTimeout
+                | FailureCode::McpConnectionLost
+                | FailureCode::McpRemoteError => {}
             }
         }
     }

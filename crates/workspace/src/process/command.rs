@@ -10,7 +10,7 @@ use agent_sandbox::{Level, Plan, Sandbox};
 
 use super::tree::{Killer, Reach};
 use super::{CALL_MARKER, inherits};
-use crate::boundary::Workspace;
+use crate::boundary::{Inside, Workspace};
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
@@ -43,7 +43,13 @@ fn started() -> &'static str {
 pub struct Command {
     program: OsString,
     args: Vec<OsString>,
+    /// The workspace root: the sandbox's writable root, and the folder it starts in unless
+    /// `dir` says otherwise.
     cwd: PathBuf,
+    /// A folder inside the workspace to start in ([`Command::current_dir`]).
+    dir: Option<PathBuf>,
+    /// `Some`: only these of our variables are passed on ([`Command::env_only`]).
+    allowed: Option<&'static [&'static str]>,
     envs: Vec<(OsString, OsString)>,
     /// Variables of this process the command must not see at all.
     removed: Vec<OsString>,
@@ -74,6 +80,8 @@ impl Command {
                 .map(|a| a.as_ref().to_os_string())
                 .collect(),
             cwd: workspace.root().to_path_buf(),
+            dir: None,
+            allowed: None,
             envs: Vec::new(),
             removed: Vec::new(),
             sandbox: None,
@@ -99,6 +107,21 @@ impl Command {
     /// hook that started the agent would point `git` at another repository).
     pub fn env_remove(mut self, name: impl AsRef<OsStr>) -> Self {
         self.removed.push(name.as_ref().to_os_string());
+        self
+    }
+
+    /// Starts the command in `folder` (a place inside `workspace`, the one it was made for)
+    /// instead of the root; the sandbox still confines it to the whole workspace.
+    pub fn current_dir(mut self, workspace: &Workspace, folder: &Inside) -> Self {
+        self.dir = Some(workspace.root().join(folder.path()));
+        self
+    }
+
+    /// Passes on only the variables named in `allowed` (those set here) of this process's
+    /// environment, plus the ones given with [`Command::env`]: a program that is not ours to
+    /// read (an MCP server) sees no token the user happens to have exported.
+    pub fn env_only(mut self, allowed: &'static [&'static str]) -> Self {
+        self.allowed = Some(allowed);
         self
     }
 
@@ -130,7 +153,7 @@ impl Command {
         let (program, args) = plan.argv(&self.cwd, tmp.as_deref(), &self.program, &self.args);
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args)
-            .current_dir(&self.cwd)
+            .current_dir(self.dir.as_ref().unwrap_or(&self.cwd))
             .process_group(0)
             .kill_on_drop(true)
             .stdin(match stdin {
@@ -140,7 +163,11 @@ impl Command {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         for (name, _) in std::env::vars_os() {
-            if !inherits(&name.to_string_lossy()) || self.removed.contains(&name) {
+            let name_text = name.to_string_lossy();
+            let allowed = self
+                .allowed
+                .is_none_or(|allowed| allowed.contains(&name_text.as_ref()));
+            if !allowed || !inherits(&name_text) || self.removed.contains(&name) {
                 cmd.env_remove(name);
             }
         }

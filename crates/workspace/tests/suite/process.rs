@@ -48,6 +48,46 @@ async fn env_cannot_hand_over_the_model_servers_variables() {
 }
 
 #[tokio::test]
+async fn env_only_passes_the_allowed_variables_and_the_given_ones() {
+    let (_d, ws) = ws();
+    // `cargo test` sets CARGO_* variables for this process: none of them is passed.
+    let finished = Command::argv(&ws, "env", [] as [&str; 0])
+        .env_only(&["PATH", "NOT_SET_ANYWHERE"])
+        .env("GIVEN", "1")
+        .env("OPENAI_API_KEY", "sk-leak")
+        .spawn(Stdin::Null)
+        .unwrap()
+        .run(None, Duration::from_secs(10), 100_000)
+        .await
+        .unwrap();
+    let text = finished.stdout.render();
+    let mut names: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["AGENT_TUTORIAL_CALL", "GIVEN", "PATH"]);
+}
+
+#[tokio::test]
+async fn current_dir_starts_the_command_in_a_folder_of_the_workspace() {
+    let (_d, ws) = ws();
+    std::fs::create_dir(ws.root().join("sub")).unwrap();
+    let folder = ws.inside("sub").unwrap();
+    let finished = Command::argv(&ws, "pwd", [] as [&str; 0])
+        .current_dir(&ws, &folder)
+        .spawn(Stdin::Null)
+        .unwrap()
+        .run(None, Duration::from_secs(10), 1000)
+        .await
+        .unwrap();
+    assert_eq!(
+        finished.stdout.render(),
+        format!("{}\n", ws.root().join("sub").display())
+    );
+}
+
+#[tokio::test]
 async fn a_stdio_child_talks_over_its_pipes_and_close_ends_its_tree() {
     let (dir, ws) = ws();
     let script = "(setsid sleep 300 & echo $! > escaped.pid); echo oops >&2; \
