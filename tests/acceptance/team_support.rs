@@ -47,6 +47,28 @@ pub fn team_trusting(
     mates: Vec<(&str, Vec<ModelReply>)>,
     trust: Arc<dyn WorkspaceTrust>,
 ) -> Team {
+    team_seated(chapter, dir, lead, mates, trust, None)
+}
+
+/// [`team`], every agent seated at `board` (chapter 17 on).
+pub fn team_with(
+    chapter: u8,
+    dir: &Path,
+    lead: Vec<ModelReply>,
+    mates: Vec<(&str, Vec<ModelReply>)>,
+    board: Option<agent_harness::board_seat::BoardSeat>,
+) -> Team {
+    team_seated(chapter, dir, lead, mates, Arc::new(TrustAll), board)
+}
+
+fn team_seated(
+    chapter: u8,
+    dir: &Path,
+    lead: Vec<ModelReply>,
+    mates: Vec<(&str, Vec<ModelReply>)>,
+    trust: Arc<dyn WorkspaceTrust>,
+    board: Option<agent_harness::board_seat::BoardSeat>,
+) -> Team {
     let workspace = Workspace::new(dir).unwrap();
     let profile = Profile::for_chapter(chapter).unwrap();
     let mut session = Session::new(Interrupts::CancelTurn);
@@ -59,6 +81,7 @@ pub fn team_trusting(
     deps.events = session.sink(&AgentId::lead());
     deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
     deps.trust = trust.clone();
+    deps.board = board;
     let scripts = mates.clone();
     let ws = workspace.clone();
     let setup = TeamSetup {

@@ -64,7 +64,7 @@ pub enum TeamSeat {
 /// (`load_skill`) and memory (read only) and what shapes its loop without adding a tool. No
 /// subagents, tasks, jobs or schedules, and no teammates of its own: a teammate works on the
 /// lead's messages.
-const TEAMMATE_CAPABILITIES: [Capability; 13] = [
+const TEAMMATE_CAPABILITIES: [Capability; 14] = [
     Capability::Bash,
     Capability::Files,
     Capability::Policy,
@@ -78,6 +78,8 @@ const TEAMMATE_CAPABILITIES: [Capability; 13] = [
     Capability::PlanGate,
     Capability::Skills,
     Capability::Memory,
+    // Chapter 17: the board's tools (all but `create_task`), acting as the teammate.
+    Capability::TaskBoard,
 ];
 
 /// The trust verdict on the workspace's skills, `None` when there is none. A teammate gets
@@ -190,6 +192,8 @@ pub struct SessionTeam {
     lead: AgentSpec,
     teammate_deps: TeammateDeps,
     shutdown_deadline: Duration,
+    /// The lead's board (chapter 17), given to every teammate.
+    board: Option<crate::board_seat::BoardSeat>,
     state: Mutex<State>,
 }
 
@@ -241,6 +245,7 @@ pub fn attach(
         lead: lead.clone(),
         teammate_deps: setup.teammate_deps,
         shutdown_deadline: setup.shutdown_deadline,
+        board: lead_deps.board.clone(),
         state: Mutex::new(State {
             // Mail from an earlier session may wait for the lead.
             pending: BTreeSet::from([lead_id]),
@@ -360,6 +365,7 @@ impl TeamRuntime for SessionTeam {
         let name = spec.name.clone();
         let mut deps = (self.teammate_deps)(&name, &self.joiner).map_err(RuntimeError::Other)?;
         deps.id = name.clone();
+        deps.board = self.board.clone();
         deps.team = TeamSeat::Teammate {
             tools: self.tools(),
             plan: spec.plan,

@@ -106,11 +106,16 @@ pub enum FailureCode {
     RequestWrongSender,
     /// Chapter 16: the request expired before the answer came.
     RequestExpired,
+    /// Chapter 17: the claim's lease on the task ran out; the claim is void (another
+    /// teammate may hold the task now).
+    TaskLeaseExpired,
+    /// Chapter 17: the claim token is not the live claim of the caller on that task.
+    TaskClaimMismatch,
 }
 
 impl FailureCode {
     /// Every code, in the order above.
-    pub const ALL: [FailureCode; 21] = [
+    pub const ALL: [FailureCode; 23] = [
         Self::UnknownTool,
         Self::InvalidJson,
         Self::InvalidArguments,
@@ -132,6 +137,8 @@ impl FailureCode {
         Self::RequestConflict,
         Self::RequestWrongSender,
         Self::RequestExpired,
+        Self::TaskLeaseExpired,
+        Self::TaskClaimMismatch,
     ];
 
     /// The stable text the model sees.
@@ -158,6 +165,8 @@ impl FailureCode {
             Self::RequestConflict => "request_conflict",
             Self::RequestWrongSender => "request_wrong_sender",
             Self::RequestExpired => "request_expired",
+            Self::TaskLeaseExpired => "task_lease_expired",
+            Self::TaskClaimMismatch => "task_claim_mismatch",
         }
     }
 }
@@ -341,6 +350,8 @@ mod failure_code_tests {
                 "request_conflict",
                 "request_wrong_sender",
                 "request_expired",
+                "task_lease_expired",
+                "task_claim_mismatch",
             ]
         );
         // `ALL` lists every variant: this match stops compiling when one is added.
@@ -366,7 +377,9 @@ mod failure_code_tests {
                 | FailureCode::RequestStale
                 | FailureCode::RequestConflict
                 | FailureCode::RequestWrongSender
-                | FailureCode::RequestExpired => {}
+                | FailureCode::RequestExpired
+                | FailureCode::TaskLeaseExpired
+                | FailureCode::TaskClaimMismatch => {}
             }
         }
     }

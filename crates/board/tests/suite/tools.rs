@@ -108,7 +108,7 @@ async fn the_lead_creates_and_teammates_claim_complete_and_release() {
             &format!(r#"{{"task_id": 1, "claim_token": "{token}", "result": "mine"}}"#)
         )
         .await,
-        "Error [tool_execution_error]: that token is not the claim held on task #1 by you"
+        "Error [task_claim_mismatch]: that token is not the claim held on task #1 by you"
     );
     assert_eq!(
         call(
@@ -192,7 +192,7 @@ async fn a_late_complete_tells_the_model_its_lease_ran_out() {
             &format!(r#"{{"task_id": 1, "claim_token": "{token}", "result": "late"}}"#)
         )
         .await,
-        "Error [tool_execution_error]: the lease on task #1 ran out, so that claim is void; claim the task again (if it is still pending) before working on it"
+        "Error [task_lease_expired]: the lease on task #1 ran out, so that claim is void; claim the task again (if it is still pending) before working on it"
     );
     assert_eq!(
         call(&alice, "list_tasks", "{}").await,
