@@ -50,8 +50,14 @@ impl BoardSeat {
         &self.board
     }
 
-    /// What `owner` holds or lost, as its renewal and fencing see it.
+    /// What `owner` holds or lost, as its renewal and fencing see it; `events` is where the
+    /// board changes it makes are told.
     pub fn claims(&self, owner: &AgentId, events: Events) -> Arc<AgentClaims> {
+        self.book
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(owner.clone(), events.clone());
         Arc::new(AgentClaims {
             board: self.board.clone(),
             book: self.book.clone(),
@@ -60,25 +66,32 @@ impl BoardSeat {
         })
     }
 
-    /// Records `claim`, made by the runtime for its owner (chapter 17's autonomy), as if the
-    /// owner's own `claim_task` had made it: renewed and fenced from now on.
-    pub fn adopt(&self, claim: &Claim) {
+    /// Records `claim` on `task`, made by the runtime for its owner (chapter 17's autonomy),
+    /// as if the owner's own `claim_task` had made it: renewed and fenced from now on, and
+    /// told where the owner's events go.
+    pub fn adopt(&self, task: &Task, claim: &Claim) {
         self.book.held(&claim.owner).push(Held {
             task: claim.task,
             token: claim.token.clone(),
             lost: None,
         });
+        let events = self
+            .book
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&claim.owner)
+            .cloned();
+        if let Some(events) = events {
+            tell(&events, task, format!("claimed by {}", claim.owner));
+        }
     }
 
-    /// Waits until the board may have a ready task it had not before: a task was created,
-    /// completed or released through a tool of this session.
-    pub async fn changed(&self) {
-        self.book.changed.notified().await;
-    }
-
-    /// Tells whoever waits in [`changed`](Self::changed) (the tools do it after each change).
-    pub fn notify_changed(&self) {
-        self.book.changed.notify_waiters();
+    /// Notified when the board may have a ready task it had not before: a task was created,
+    /// completed or released through a tool of this session. A waiter registers (`enable`)
+    /// before it looks at the board, so a change in between is not missed.
+    pub fn changes(&self) -> &tokio::sync::Notify {
+        &self.book.changed
     }
 
     /// The claims `owner` holds and has not lost, oldest first.
@@ -106,6 +119,8 @@ struct Held {
 struct ClaimBook {
     held: Mutex<BTreeMap<AgentId, Vec<Held>>>,
     changed: tokio::sync::Notify,
+    /// Where each agent's board changes are told (its own event sink).
+    events: Mutex<BTreeMap<AgentId, Events>>,
 }
 
 /// The claims an agent holds are few (one task at a time, in practice); more than this and the
@@ -232,12 +247,17 @@ impl AgentClaims {
     }
 
     fn tell(&self, task: &Task, status: String) {
-        self.events.emit(AgentEvent::TaskChanged {
-            id: u64::try_from(task.id.0).unwrap_or_default(),
-            subject: task.subject.clone(),
-            status,
-        });
+        tell(&self.events, task, status);
     }
+}
+
+/// Tells `events` that `task` changed.
+fn tell(events: &Events, task: &Task, status: String) {
+    events.emit(AgentEvent::TaskChanged {
+        id: u64::try_from(task.id.0).unwrap_or_default(),
+        subject: task.subject.clone(),
+        status,
+    });
 }
 
 /// The failure a fenced call gets once the claim on `task` is lost.

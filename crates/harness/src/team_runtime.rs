@@ -17,7 +17,10 @@
 //! - A shutdown request (chapter 16) is answered by the teammate's runtime, not its model: the
 //!   answer is recorded and sent, the request acknowledged, and the session drops the agent.
 
+mod autonomy;
 mod delivery;
+
+pub use autonomy::AutonomyConfig;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -155,6 +158,19 @@ struct State {
     in_flight: BTreeMap<AgentId, MailMessage>,
     /// The session has ended: no teammate can start.
     closed: bool,
+    /// How idle teammates poll the board (chapter 17); `None`: they wait for mail.
+    autonomy: Option<AutonomyConfig>,
+    /// Each teammate's plan requirement, for the gate checked before a claim.
+    plans: BTreeMap<AgentId, PlanRequirement>,
+    /// Teammates whose poll runs.
+    polling: BTreeSet<AgentId>,
+    /// Teammates that found no open task for the idle limit: their poll looks only when the
+    /// board changes.
+    resting: BTreeSet<AgentId>,
+    /// A task a poll claimed, waiting for its teammate's next turn.
+    ready: BTreeMap<AgentId, (agent_board::Task, agent_board::Claim)>,
+    /// The claim each agent's running task turn works on.
+    tasks: BTreeMap<AgentId, agent_board::Claim>,
 }
 
 impl State {
@@ -194,6 +210,8 @@ pub struct SessionTeam {
     shutdown_deadline: Duration,
     /// The lead's board (chapter 17), given to every teammate.
     board: Option<crate::board_seat::BoardSeat>,
+    /// Stops every poll to look again at whether it should go on (mail, a shutdown, the end).
+    stop_polls: Arc<tokio::sync::Notify>,
     state: Mutex<State>,
 }
 
@@ -246,9 +264,12 @@ pub fn attach(
         teammate_deps: setup.teammate_deps,
         shutdown_deadline: setup.shutdown_deadline,
         board: lead_deps.board.clone(),
+        stop_polls: Arc::default(),
         state: Mutex::new(State {
             // Mail from an earlier session may wait for the lead.
             pending: BTreeSet::from([lead_id]),
+            autonomy: (Features::of(lead.capabilities).autonomy == crate::Autonomy::On)
+                .then(AutonomyConfig::default),
             ..State::default()
         }),
     });
@@ -379,6 +400,7 @@ impl TeamRuntime for SessionTeam {
                 .roster()
                 .admit(&name)
                 .map_err(|err| RuntimeError::Other(Box::new(err)))?;
+            state.plans.insert(name.clone(), spec.plan);
             state.mates.push(Mate {
                 record: TeamRecord {
                     name: name.clone(),

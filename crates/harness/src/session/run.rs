@@ -121,7 +121,9 @@ impl Session {
                 match mode {
                     // Until the prompt's turn has run (it was submitted before `run`), the
                     // session waits for it; then it ends once nothing runs.
-                    Mode::OneShot if prompt_done => break 'run EndReason::Done,
+                    Mode::OneShot if prompt_done && !self.source_busy() => {
+                        break 'run EndReason::Done;
+                    }
                     Mode::OneShot => {}
                     Mode::UntilIdle => break 'run EndReason::Done,
                     Mode::Interactive if !idle_told => {
@@ -164,6 +166,11 @@ impl Session {
             }
         };
         self.end(reason, turns, running, &parts, watchers).await
+    }
+
+    /// Whether the turn source has work on its way (see [`TurnSource::busy`]).
+    fn source_busy(&self) -> bool {
+        self.source.as_ref().is_some_and(|source| source.busy())
     }
 
     fn parts(&self) -> Parts {
