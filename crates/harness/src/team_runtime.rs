@@ -274,7 +274,8 @@ pub fn attach(
         }),
     });
     lead_deps.team = TeamSeat::Lead(team.tools());
-    session.set_source(team.clone());
+    // Chapter 15's mail first, then (chapter 17) the board.
+    session.set_source(Arc::new(autonomy::Source(team.clone())));
     Ok(Some(team))
 }
 

@@ -29,7 +29,7 @@ use agent_team::{GateState, MailKind, PlanRequirement, TeammateStatus};
 
 use super::SessionTeam;
 use crate::board_seat::BoardSeat;
-use crate::session::Delivery;
+use crate::session::{Delivery, TurnSource};
 
 /// How an idle teammate polls the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,12 +66,15 @@ impl SessionTeam {
     }
 
     /// `agent` is idle and has no mail: its claimed task if one waits, else a poll starts.
-    pub(super) fn idle(&self, agent: &AgentId) -> Option<Delivery> {
+    fn idle(&self, agent: &AgentId) -> Option<Delivery> {
         if agent.is_lead() {
             return None;
         }
         let seat = self.board.clone()?;
         let mut state = self.state();
+        if state.closed {
+            return None;
+        }
         let config = state.autonomy?;
         let record = state.mate(agent)?;
         if record.status != TeammateStatus::Idle {
@@ -115,7 +118,7 @@ impl SessionTeam {
 
     /// Mail arrived for `agent` (or a shutdown, or the end): its poll stops and it may rest
     /// no longer.
-    pub(super) fn interrupt_poll(&self, agent: &AgentId) {
+    fn interrupt_poll(&self, agent: &AgentId) {
         let mut state = self.state();
         state.polling.remove(agent);
         state.resting.remove(agent);
@@ -125,24 +128,32 @@ impl SessionTeam {
 
     /// Whether a poll is running or a claimed task waits for its teammate: the session is not
     /// done while one is.
-    pub(super) fn polling(&self) -> bool {
+    fn polling(&self) -> bool {
         let state = self.state();
         !state.closed && (!state.polling.is_empty() || !state.ready.is_empty())
     }
 
     /// The task turn of `agent` on `claim` ended.
-    pub(super) fn task_finished(
-        &self,
-        agent: &AgentId,
-        claim: Claim,
-        result: Result<&str, &RunError>,
-    ) {
+    fn task_finished(&self, agent: &AgentId, claim: Claim, result: Result<&str, &RunError>) {
         let (status, text) = match result {
             Ok(text) => (TeammateStatus::Idle, Some(text.to_string())),
             Err(RunError::Cancelled) => (TeammateStatus::Idle, None),
             Err(err) => (TeammateStatus::Failed, Some(format!("failed: {err}"))),
         };
-        self.set_status(agent, status, text.as_deref());
+        {
+            let mut state = self.state();
+            if let Some(record) = state.mate(agent) {
+                // A teammate stopped by force meanwhile stays stopped.
+                if record.status != TeammateStatus::ShutDown {
+                    record.status = status;
+                }
+                record.current = None;
+                if let Some(text) = &text {
+                    record.last_result = Some(text.clone());
+                }
+            }
+            self.save(&state);
+        }
         if status == TeammateStatus::Failed
             && let Some(text) = &text
         {
@@ -284,5 +295,48 @@ impl SessionTeam {
             limit.as_secs()
         );
         self.send(agent, &AgentId::lead(), MailKind::Result, &text);
+    }
+}
+
+/// The team as the session's turn source once the board is there: chapter 15's mail first
+/// (`delivery`), then the board. Without autonomy (no board, or chapter 16's team) every call
+/// is the mailbox's, unchanged.
+#[derive(Debug)]
+pub(super) struct Source(pub(super) Arc<SessionTeam>);
+
+impl TurnSource for Source {
+    fn next(&self, agent: &AgentId) -> Option<Delivery> {
+        match self.0.next(agent) {
+            // Mail first: a teammate's poll stops while it reads it (or stops for good).
+            Some(delivery) => {
+                self.0.interrupt_poll(agent);
+                Some(delivery)
+            }
+            None => self.0.idle(agent),
+        }
+    }
+
+    fn finished(&self, agent: &AgentId, result: Result<&str, &RunError>) {
+        let task = self.0.state().tasks.remove(agent);
+        match task {
+            Some(claim) => self.0.task_finished(agent, claim, result),
+            None => self.0.finished(agent, result),
+        }
+    }
+
+    fn abandoned(&self, agent: &AgentId) {
+        // A task turn cut short by the end: its claim runs out with its lease.
+        if self.0.state().tasks.remove(agent).is_none() {
+            self.0.abandoned(agent);
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.0.polling()
+    }
+
+    fn ended(&self) {
+        self.0.ended();
+        self.0.stop_polls.notify_waiters();
     }
 }

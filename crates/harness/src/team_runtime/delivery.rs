@@ -22,16 +22,11 @@ impl TurnSource for SessionTeam {
     fn next(&self, agent: &AgentId) -> Option<Delivery> {
         {
             let mut state = self.state();
-            if state.closed
-                || state.in_flight.contains_key(agent)
-                || state.tasks.contains_key(agent)
-            {
+            if state.closed || state.in_flight.contains_key(agent) {
                 return None;
             }
             if !state.pending.contains(agent) {
-                drop(state);
-                // No mail: chapter 17's board, if it has work.
-                return self.idle(agent);
+                return None;
             }
             if let Some(status) = state.mate(agent).map(|r| r.status)
                 && !status.receives_mail()
@@ -49,7 +44,7 @@ impl TurnSource for SessionTeam {
                 Ok(Some(message)) => message,
                 Ok(None) => {
                     self.state().pending.remove(agent);
-                    return self.idle(agent);
+                    return None;
                 }
                 Err(err) => {
                     tracing::warn!("team: cannot read the mailbox of {agent}: {err}");
@@ -57,8 +52,6 @@ impl TurnSource for SessionTeam {
                     return None;
                 }
             };
-            // Mail first: a teammate's poll of the board stops while it reads it.
-            self.interrupt_poll(agent);
             match self.recorded(agent, &message) {
                 Recorded::New => {
                     claimed = Some(message);
@@ -104,11 +97,6 @@ impl TurnSource for SessionTeam {
     }
 
     fn finished(&self, agent: &AgentId, result: Result<&str, &RunError>) {
-        let task = self.state().tasks.remove(agent);
-        if let Some(claim) = task {
-            self.task_finished(agent, claim, result);
-            return;
-        }
         let Some(message) = self.state().in_flight.remove(agent) else {
             return;
         };
@@ -160,8 +148,6 @@ impl TurnSource for SessionTeam {
     }
 
     fn abandoned(&self, agent: &AgentId) {
-        // A task turn cut short by the end: its claim runs out with its lease.
-        self.state().tasks.remove(agent);
         let Some(message) = self.state().in_flight.remove(agent) else {
             return;
         };
@@ -171,12 +157,7 @@ impl TurnSource for SessionTeam {
         }
     }
 
-    fn busy(&self) -> bool {
-        self.polling()
-    }
-
     fn ended(&self) {
-        self.stop_polls.notify_waiters();
         let mut state = self.state();
         state.closed = true;
         for mate in &mut state.mates {
@@ -284,7 +265,7 @@ impl SessionTeam {
     }
 
     /// A stopped teammate stays stopped (its cancelled turn ends after it was forced).
-    pub(super) fn set_status(&self, agent: &AgentId, status: TeammateStatus, result: Option<&str>) {
+    fn set_status(&self, agent: &AgentId, status: TeammateStatus, result: Option<&str>) {
         let mut state = self.state();
         if let Some(record) = state.mate(agent) {
             if record.status != TeammateStatus::ShutDown {
