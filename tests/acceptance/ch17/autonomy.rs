@@ -9,7 +9,9 @@ use agent_core::{
 };
 use agent_harness::board_seat::BoardSeat;
 use agent_harness::session::{Interrupts, Mode, Op, Session, SessionEvent};
-use agent_harness::team_runtime::{AutonomyConfig, SHUTDOWN_DEADLINE, TeamSetup, attach};
+use agent_harness::team_runtime::{
+    AutonomyConfig, SHUTDOWN_DEADLINE, SessionTeam, TeamSetup, attach,
+};
 use agent_policy::StaticApproval;
 use agent_team::TeammateStatus;
 use agent_tools::Workspace;
@@ -101,15 +103,7 @@ fn lead(request: &ModelRequest) -> ModelReply {
 async fn idle_teammates_take_every_task_once_and_none_before_what_it_waits_for() {
     let dir = workspace();
     let workspace = Workspace::new(dir.path()).unwrap();
-    let board = Arc::new(
-        SqliteBoard::open_with_clock(
-            &workspace,
-            BoardConfig::default(),
-            Arc::new(TickClock::default()),
-            FirstOpen::ImportChapter12,
-        )
-        .unwrap(),
-    );
+    let board = tick_board(&workspace);
     // 1 and 2 first; 3 after 1; 4 after 1 and 2; 5 after 3 and 4; 6 after 5.
     let waits: [&[i64]; 6] = [&[], &[], &[1], &[1, 2], &[3, 4], &[5]];
     for (i, after) in waits.iter().enumerate() {
@@ -122,40 +116,7 @@ async fn idle_teammates_take_every_task_once_and_none_before_what_it_waits_for()
             .await
             .unwrap();
     }
-    let seat = BoardSeat::new(board.clone());
-    let mut session = Session::new(Interrupts::CancelTurn);
-    let profile = agent_tutorial::Profile::for_chapter(17).unwrap();
-    let mut deps = agent_tutorial::AgentDeps::new(Arc::new(Responder(lead)), workspace.clone());
-    deps.events = session.sink(&AgentId::lead());
-    deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
-    deps.board = Some(seat);
-    let ws = workspace.clone();
-    let setup = TeamSetup {
-        workspace: workspace.clone(),
-        clock: Arc::new(agent_cron::SystemClock),
-        shutdown_deadline: SHUTDOWN_DEADLINE,
-        teammate_deps: Arc::new(move |name, joiner| {
-            let mut deps = agent_tutorial::AgentDeps::new(Arc::new(Responder(worker)), ws.clone());
-            deps.events = joiner.sink(name);
-            deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
-            Ok(deps)
-        }),
-    };
-    let spec = agent_tutorial::agents::spec(profile).unwrap();
-    let team = attach(&mut session, &spec, &mut deps, setup)
-        .unwrap()
-        .unwrap();
-    // Short waits, so the run ends soon after the last task: no outcome depends on them
-    // (a teammate waits for open tasks however long they take; the idle limit counts only
-    // while nothing is open).
-    team.set_autonomy(Some(AutonomyConfig {
-        poll: Duration::from_millis(20),
-        idle_limit: Duration::from_millis(100),
-    }));
-    session.add(
-        AgentId::lead(),
-        agent_tutorial::agents::build_agent(profile, deps).unwrap(),
-    );
+    let (mut session, team) = autonomous_team(&workspace, &board, lead);
     let mut events = session.take_events().unwrap();
     session.handle().submit(Op::Prompt {
         agent: AgentId::lead(),
@@ -251,4 +212,108 @@ async fn idle_teammates_take_every_task_once_and_none_before_what_it_waits_for()
             .map(|m| (m.to_string(), TeammateStatus::ShutDown))
             .to_vec()
     );
+}
+
+/// A chapter 17 session on `board` whose lead answers with `lead` and whose teammates with
+/// `worker`, polling every 20 ms with an idle limit of 100 ms. Short waits, so the run ends
+/// soon after the last task; no outcome depends on them (a teammate waits for open tasks
+/// however long they take; the idle limit counts only while nothing is open).
+fn autonomous_team(
+    workspace: &Workspace,
+    board: &Arc<SqliteBoard>,
+    lead: fn(&ModelRequest) -> ModelReply,
+) -> (Session, Arc<SessionTeam>) {
+    let seat = BoardSeat::new(Arc::clone(board) as Arc<dyn TaskBoard>);
+    let mut session = Session::new(Interrupts::CancelTurn);
+    let profile = agent_tutorial::Profile::for_chapter(17).unwrap();
+    let mut deps = agent_tutorial::AgentDeps::new(Arc::new(Responder(lead)), workspace.clone());
+    deps.events = session.sink(&AgentId::lead());
+    deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
+    deps.board = Some(seat);
+    let ws = workspace.clone();
+    let setup = TeamSetup {
+        workspace: workspace.clone(),
+        clock: Arc::new(agent_cron::SystemClock),
+        shutdown_deadline: SHUTDOWN_DEADLINE,
+        teammate_deps: Arc::new(move |name, joiner| {
+            let mut deps = agent_tutorial::AgentDeps::new(Arc::new(Responder(worker)), ws.clone());
+            deps.events = joiner.sink(name);
+            deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
+            Ok(deps)
+        }),
+    };
+    let spec = agent_tutorial::agents::spec(profile).unwrap();
+    let team = attach(&mut session, &spec, &mut deps, setup)
+        .unwrap()
+        .unwrap();
+    team.set_autonomy(Some(AutonomyConfig {
+        poll: Duration::from_millis(20),
+        idle_limit: Duration::from_millis(100),
+    }));
+    session.add(
+        AgentId::lead(),
+        agent_tutorial::agents::build_agent(profile, deps).unwrap(),
+    );
+    (session, team)
+}
+
+/// A lead that starts one teammate whose changes wait for an approved plan.
+fn gated_lead(request: &ModelRequest) -> ModelReply {
+    match last_text(request) {
+        ("user", text) if text == "Get the board done." => tool_round(vec![call(
+            "ann",
+            "spawn_teammate",
+            json!({"name": "ann", "role": "takes board tasks", "prompt": "Stand by.", "require_plan": true}),
+        )]),
+        ("user", text) if text.starts_with("Existing memories:") => ModelReply::text("[]"),
+        _ => ModelReply::text("Noted."),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_teammate_whose_plan_is_not_approved_claims_nothing() {
+    let dir = workspace();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let board = tick_board(&workspace);
+    board
+        .create(NewTask {
+            subject: "step 1".into(),
+            ..NewTask::default()
+        })
+        .await
+        .unwrap();
+    let (mut session, team) = autonomous_team(&workspace, &board, gated_lead);
+    session.handle().submit(Op::Prompt {
+        agent: AgentId::lead(),
+        text: "Get the board done.".into(),
+    });
+    session.run(Mode::OneShot).await;
+    // Its first message answered ("Ready.", to the lead), it never polled: the task is
+    // untouched and the session ended with nothing waiting.
+    let task = board.get(TaskId(1)).await.unwrap();
+    assert_eq!(
+        (task.status, task.holder),
+        (agent_board::Status::Pending, None)
+    );
+    assert_eq!(board.history(TaskId(1)).await.unwrap(), []);
+    assert_eq!(
+        team.mailbox().counts(&AgentId::lead()).unwrap(),
+        agent_team::Counts {
+            done: 1,
+            ..agent_team::Counts::default()
+        }
+    );
+}
+
+/// The workspace's SQLite board on a [`TickClock`].
+fn tick_board(workspace: &Workspace) -> Arc<SqliteBoard> {
+    Arc::new(
+        SqliteBoard::open_with_clock(
+            workspace,
+            BoardConfig::default(),
+            Arc::new(TickClock::default()),
+            FirstOpen::ImportChapter12,
+        )
+        .unwrap(),
+    )
 }
