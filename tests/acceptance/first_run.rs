@@ -207,8 +207,8 @@ async fn a_scripted_session_needs_no_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_chapter_not_built_yet_is_refused_without_setting_up_a_model() {
-    let ran = run_chapter("17", Config::Nowhere, &["--prompt", "hi"]).await;
+async fn a_chapter_not_in_the_table_is_refused_without_setting_up_a_model() {
+    let ran = run_chapter("18", Config::Nowhere, &["--prompt", "hi"]).await;
     assert_eq!(
         (
             ran.code,
@@ -219,7 +219,7 @@ async fn a_chapter_not_built_yet_is_refused_without_setting_up_a_model() {
         (
             Some(2),
             "",
-            "error: chapter 17 is planned but not built yet; run `agent-tutorial chapters` to see what is\n",
+            "error: there is no chapter 18; chapters are numbered 1 to 17\n",
             false
         )
     );

@@ -24,6 +24,7 @@ mod ch15_settings;
 mod ch15_skills;
 mod ch15_team_file;
 mod ch16;
+mod ch17;
 mod cli;
 mod doc_excerpts;
 mod docs;

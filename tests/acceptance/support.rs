@@ -23,6 +23,8 @@ pub fn command(bin: &str, cwd: &Path) -> assert_cmd::Command {
     // there what it writes itself: every test gets a temporary one unless it sets its own.
     cmd.env("XDG_CONFIG_HOME", test_config_dir())
         .env_remove("RUST_LOG")
+        // Chapter 17's board is the workspace's SQLite file unless a test says otherwise.
+        .env_remove("AGENT_TUTORIAL_BOARD")
         .current_dir(cwd);
     cmd
 }

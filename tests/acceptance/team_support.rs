@@ -49,6 +49,21 @@ pub fn team_trusting(
     builder(chapter, dir, lead, mates).trust(trust).build()
 }
 
+/// [`team`], every agent seated at `board` (chapter 17 on).
+pub fn team_with(
+    chapter: u8,
+    dir: &Path,
+    lead: Vec<ModelReply>,
+    mates: Vec<(&str, Vec<ModelReply>)>,
+    board: Option<agent_harness::board_seat::BoardSeat>,
+) -> Team {
+    let builder = builder(chapter, dir, lead, mates);
+    match board {
+        Some(board) => builder.board(board).build(),
+        None => builder.build(),
+    }
+}
+
 /// [`team`] whose teammates run on a model that never answers: each stays mid-message
 /// until the session ends.
 pub fn slow_team(chapter: u8, dir: &Path, lead: Vec<ModelReply>) -> Team {

@@ -3,8 +3,9 @@
 //! `release_task`. No schema has an owner field: every handler is built for one caller and
 //! acts as that caller, whatever the model sends.
 //!
-//! The effect is `read` for all six, as for chapter 12's task tools: they change the
-//! harness's own board, never a file of the user's.
+//! The effect is `read` for `get_task` and `list_tasks`, `state` for the four that change the
+//! board, as for chapter 12's task tools: they change the harness's own board, never a file
+//! of the user's, so the permission pipeline does not ask before them.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use agent_core::{
     CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler,
     ToolRegistryBuilder, ToolSpec,
 };
+use agent_protocol::fragment::{Fragment, FragmentKind, Template};
 use agent_protocol::{AgentId, parse_arguments};
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -20,8 +22,8 @@ use serde_json::{Value, json};
 use crate::board::TaskBoard;
 use crate::error::{BoardError, ErrorKind, ids};
 use crate::model::{
-    Claim, ClaimTarget, ClaimToken, MAX_BLOCKED_BY, MAX_SUBJECT_CHARS, NewTask, Status, Task,
-    TaskId,
+    Claim, ClaimEnd, ClaimTarget, ClaimToken, MAX_BLOCKED_BY, MAX_SUBJECT_CHARS, NewTask, Status,
+    Task, TaskId,
 };
 
 /// Adds a task (the lead only).
@@ -51,7 +53,7 @@ pub fn specs() -> [ToolSpec; 6] {
         ToolSpec::new(
             CREATE_TASK,
             "Add a task to the team's task board. Teammates claim ready tasks (pending, every task in blocked_by completed), oldest first.",
-            ToolEffect::Read,
+            ToolEffect::State,
             json!({
                 "type": "object",
                 "properties": {
@@ -86,7 +88,7 @@ pub fn specs() -> [ToolSpec; 6] {
         ToolSpec::new(
             CLAIM_TASK,
             "Claim a ready task for yourself (without task_id: the oldest ready one). You get a claim_token and a lease; the lease is renewed while you work on the task. Completing or releasing needs the token.",
-            ToolEffect::Read,
+            ToolEffect::State,
             json!({
                 "type": "object",
                 "properties": {"task_id": id_schema("The task to claim; leave out for the oldest ready task.")}
@@ -95,7 +97,7 @@ pub fn specs() -> [ToolSpec; 6] {
         ToolSpec::new(
             COMPLETE_TASK,
             "Complete a task you hold, with its result. Refused if your lease ran out (someone else may be doing it now).",
-            ToolEffect::Read,
+            ToolEffect::State,
             json!({
                 "type": "object",
                 "properties": {
@@ -109,7 +111,7 @@ pub fn specs() -> [ToolSpec; 6] {
         ToolSpec::new(
             RELEASE_TASK,
             "Give back a task you hold without completing it; it is pending again for anyone.",
-            ToolEffect::Read,
+            ToolEffect::State,
             json!({
                 "type": "object",
                 "properties": {
@@ -123,12 +125,34 @@ pub fn specs() -> [ToolSpec; 6] {
     ]
 }
 
+/// Told what a caller's board tools did, after each change succeeded: how the harness renews
+/// and fences the claims an agent holds, wakes idle teammates when a task becomes ready, and
+/// tells the person.
+pub trait ClaimObserver: Send + Sync + std::fmt::Debug {
+    /// A task was created.
+    fn created(&self, _task: &Task) {}
+    /// `claim` was made on `task` by the caller.
+    fn claimed(&self, _task: &Task, _claim: &Claim) {}
+    /// The caller's claim `token` on `task` ended (`task` as it is now).
+    fn ended(&self, _task: &Task, _token: &ClaimToken, _end: ClaimEnd) {}
+}
+
 /// Registers the tools for `caller`: all six for the lead, all but `create_task` for a
 /// teammate.
 pub fn register(
+    tools: ToolRegistryBuilder,
+    board: Arc<dyn TaskBoard>,
+    caller: &AgentId,
+) -> ToolRegistryBuilder {
+    register_observed(tools, board, caller, None)
+}
+
+/// [`register`], telling `observer` of every change the tools make.
+pub fn register_observed(
     mut tools: ToolRegistryBuilder,
     board: Arc<dyn TaskBoard>,
     caller: &AgentId,
+    observer: Option<Arc<dyn ClaimObserver>>,
 ) -> ToolRegistryBuilder {
     let [create, get, list, claim, complete, release] = specs();
     let tool = |kind| {
@@ -136,6 +160,7 @@ pub fn register(
             board: board.clone(),
             caller: caller.clone(),
             kind,
+            observer: observer.clone(),
         })
     };
     if caller.is_lead() {
@@ -149,15 +174,17 @@ pub fn register(
         .tool(release, tool(Kind::Release))
 }
 
-/// A board failure as the model reads it. `task_lease_expired` and `task_claim_mismatch` are
-/// proposed `FailureCode`s; until they exist they go out as `tool_execution_error` with the
-/// same message (this is the one place to change when they are added).
+/// A board failure as the model reads it: a lost lease is `task_lease_expired`, another
+/// claim's token `task_claim_mismatch`, a refusal `invalid_arguments`, a storage failure
+/// `tool_execution_error`.
 pub fn failure(err: BoardError) -> ToolFailure {
     match err.kind() {
         ErrorKind::Refused => ToolFailure::new(FailureCode::InvalidArguments, err.to_string()),
-        ErrorKind::LeaseExpired | ErrorKind::ClaimMismatch | ErrorKind::Storage => {
-            ToolFailure::execution(err)
+        ErrorKind::LeaseExpired => ToolFailure::new(FailureCode::TaskLeaseExpired, err.to_string()),
+        ErrorKind::ClaimMismatch => {
+            ToolFailure::new(FailureCode::TaskClaimMismatch, err.to_string())
         }
+        ErrorKind::Storage => ToolFailure::execution(err),
     }
 }
 
@@ -177,6 +204,7 @@ struct BoardTool {
     board: Arc<dyn TaskBoard>,
     caller: AgentId,
     kind: Kind,
+    observer: Option<Arc<dyn ClaimObserver>>,
 }
 
 #[derive(Deserialize)]
@@ -228,6 +256,9 @@ impl ToolHandler for BoardTool {
                     })
                     .await
                     .map_err(failure)?;
+                if let Some(observer) = &self.observer {
+                    observer.created(&task);
+                }
                 Ok(format!("created {}", line(&task, None)))
             }
             Kind::Get => {
@@ -253,6 +284,9 @@ impl ToolHandler for BoardTool {
                     .map_or(ClaimTarget::OldestReady, |id| ClaimTarget::Task(TaskId(id)));
                 let claim = board.claim(&self.caller, target).await.map_err(failure)?;
                 let task = board.get(claim.task).await.map_err(failure)?;
+                if let Some(observer) = &self.observer {
+                    observer.claimed(&task, &claim);
+                }
                 Ok(claimed(&task, &claim))
             }
             Kind::Complete | Kind::Release => {
@@ -263,12 +297,18 @@ impl ToolHandler for BoardTool {
                         .complete(&self.caller, id, &token, &args.result)
                         .await
                         .map_err(failure)?;
+                    if let Some(observer) = &self.observer {
+                        observer.ended(&task, &token, ClaimEnd::Completed);
+                    }
                     Ok(format!("completed {}", line(&task, None)))
                 } else {
                     let task = board
                         .release(&self.caller, id, &token, &args.result)
                         .await
                         .map_err(failure)?;
+                    if let Some(observer) = &self.observer {
+                        observer.ended(&task, &token, ClaimEnd::Released);
+                    }
                     Ok(format!("released {}", line(&task, None)))
                 }
             }
@@ -364,4 +404,22 @@ fn claimed(task: &Task, claim: &Claim) -> String {
         text.push_str(&format!("\ndescription: {}", task.description));
     }
     text
+}
+
+/// How a claimed task reaches the teammate whose runtime claimed it (chapter 17's autonomy):
+/// one `<board-task>` fragment, its next turn's input. Subject and description were written by
+/// a model or a repository, so they are escaped: they cannot close the tag or forge another.
+const BOARD_TASK: Template = Template::new(FragmentKind::BoardTask, include_str!("board_task.md"));
+
+/// The turn input for `claim` on `task`.
+pub fn task_fragment(task: &Task, claim: &Claim) -> Fragment {
+    let lease = (claim.expires_at.0 - claim.claimed_at.0) / 1000;
+    BOARD_TASK
+        .fill()
+        .attr("id", task.id.0)
+        .attr("claim_token", &claim.token)
+        .attr("lease", lease)
+        .inline("subject", &task.subject)
+        .text("description", task.description.as_str())
+        .render()
 }

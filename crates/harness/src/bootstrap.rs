@@ -68,6 +68,9 @@ pub struct AgentDeps {
     /// tools and the plan gate from. [`TeamSeat::Alone`] by default; `team_runtime` seats
     /// the lead and each teammate.
     pub team: TeamSeat,
+    /// The session's task board (chapter 17), shared by the lead and its teammates; `None`:
+    /// the board feature installs nothing.
+    pub board: Option<crate::board_seat::BoardSeat>,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -104,6 +107,7 @@ impl AgentDeps {
             memory_placement: MemoryPlacement::Prompt,
             trust: Arc::new(agent_trust::TrustAll),
             team: TeamSeat::Alone,
+            board: None,
         }
     }
 }

@@ -45,11 +45,15 @@ pub enum Capability {
     Protocols,
     /// The plan gate: a teammate's changes wait for an approved plan (chapter 16).
     PlanGate,
+    /// The shared task board: claims under renewed leases, fenced writes (chapter 17).
+    TaskBoard,
+    /// Idle teammates claim the board's ready tasks on their own (chapter 17).
+    Autonomy,
 }
 
 impl Capability {
     /// Every capability, in the order the chapters add them.
-    pub const ALL: [Capability; 19] = [
+    pub const ALL: [Capability; 21] = [
         Self::Bash,
         Self::Files,
         Self::Policy,
@@ -69,6 +73,8 @@ impl Capability {
         Self::Mailbox,
         Self::Protocols,
         Self::PlanGate,
+        Self::TaskBoard,
+        Self::Autonomy,
     ];
 
     /// The snake_case name shown by `agent-tutorial chapters`.
@@ -93,6 +99,8 @@ impl Capability {
             Self::Mailbox => "mailbox",
             Self::Protocols => "protocols",
             Self::PlanGate => "plan_gate",
+            Self::TaskBoard => "task_board",
+            Self::Autonomy => "autonomy",
         }
     }
 

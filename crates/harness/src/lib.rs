@@ -4,12 +4,15 @@
 //!   wired [`Agent`]; a second agent is one more call. Each capability is one feature module
 //!   that installs itself; [`Features`] answers what a front end needs to know of a set.
 //! - [`Agent`]: the runner, the conversation so far, and the per-turn memory lifecycle.
+//! - [`board_seat`]: chapter 17's task board as the agents of a session share it (renewal,
+//!   fencing).
 //! - [`session`]: the [`Session`] that owns agents and drives them with one `select!` loop
 //!   over submissions, inboxes, the cron timer and running turns.
 
 #![warn(missing_docs)]
 
 mod agent;
+pub mod board_seat;
 pub mod bootstrap;
 mod capability;
 mod features;
@@ -23,6 +26,8 @@ pub use agent::Answered;
 pub use agent_memory::MemoryPlacement;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
 pub use capability::{Capabilities, Capability};
-pub use features::{Features, Input, ModelFallback, PromptStyle, ShellHooks, Team};
+pub use features::{
+    Autonomy, Board, Features, Input, ModelFallback, PromptStyle, ShellHooks, Team,
+};
 pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
 pub use session::{Session, SessionEvent, SessionHandle};

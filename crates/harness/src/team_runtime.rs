@@ -20,8 +20,10 @@
 //!   cannot be moved does not stop the others and stays held until [`SessionTeam::close`]
 //!   is tried again (or the next session's recovery puts it back).
 
+mod autonomy;
 mod delivery;
 
+pub use autonomy::AutonomyConfig;
 pub use delivery::{CloseError, Unreleased};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,7 +71,7 @@ pub enum TeamSeat {
 /// (`load_skill`) and memory (read only) and what shapes its loop without adding a tool. No
 /// subagents, tasks, jobs or schedules, and no teammates of its own: a teammate works on the
 /// lead's messages.
-const TEAMMATE_CAPABILITIES: [Capability; 13] = [
+const TEAMMATE_CAPABILITIES: [Capability; 14] = [
     Capability::Bash,
     Capability::Files,
     Capability::Policy,
@@ -83,6 +85,8 @@ const TEAMMATE_CAPABILITIES: [Capability; 13] = [
     Capability::PlanGate,
     Capability::Skills,
     Capability::Memory,
+    // Chapter 17: the board's tools (all but `create_task`), acting as the teammate.
+    Capability::TaskBoard,
 ];
 
 /// The trust verdict on the workspace's skills, `None` when there is none. A teammate gets
@@ -158,6 +162,19 @@ struct State {
     in_flight: BTreeMap<AgentId, MailMessage>,
     /// The session has ended: no teammate can start.
     closed: bool,
+    /// How idle teammates poll the board (chapter 17); `None`: they wait for mail.
+    autonomy: Option<AutonomyConfig>,
+    /// Each teammate's plan requirement, for the gate checked before a claim.
+    plans: BTreeMap<AgentId, PlanRequirement>,
+    /// Teammates whose poll runs.
+    polling: BTreeSet<AgentId>,
+    /// Teammates that found no open task for the idle limit: their poll looks only when the
+    /// board changes.
+    resting: BTreeSet<AgentId>,
+    /// A task a poll claimed, waiting for its teammate's next turn.
+    ready: BTreeMap<AgentId, (agent_board::Task, agent_board::Claim)>,
+    /// The claim each agent's running task turn works on.
+    tasks: BTreeMap<AgentId, agent_board::Claim>,
 }
 
 impl State {
@@ -195,6 +212,10 @@ pub struct SessionTeam {
     lead: AgentSpec,
     teammate_deps: TeammateDeps,
     shutdown_deadline: Duration,
+    /// The lead's board (chapter 17), given to every teammate.
+    board: Option<crate::board_seat::BoardSeat>,
+    /// Stops every poll to look again at whether it should go on (mail, a shutdown, the end).
+    stop_polls: Arc<tokio::sync::Notify>,
     state: Mutex<State>,
 }
 
@@ -246,14 +267,19 @@ pub fn attach(
         lead: lead.clone(),
         teammate_deps: setup.teammate_deps,
         shutdown_deadline: setup.shutdown_deadline,
+        board: lead_deps.board.clone(),
+        stop_polls: Arc::default(),
         state: Mutex::new(State {
             // Mail from an earlier session may wait for the lead.
             pending: BTreeSet::from([lead_id]),
+            autonomy: (Features::of(lead.capabilities).autonomy == crate::Autonomy::On)
+                .then(AutonomyConfig::default),
             ..State::default()
         }),
     });
     lead_deps.team = TeamSeat::Lead(team.tools());
-    session.set_source(team.clone());
+    // Chapter 15's mail first, then (chapter 17) the board.
+    session.set_source(Arc::new(autonomy::Source(team.clone())));
     Ok(Some(team))
 }
 
@@ -365,6 +391,7 @@ impl TeamRuntime for SessionTeam {
         let name = spec.name.clone();
         let mut deps = (self.teammate_deps)(&name, &self.joiner).map_err(RuntimeError::Other)?;
         deps.id = name.clone();
+        deps.board = self.board.clone();
         deps.team = TeamSeat::Teammate {
             tools: self.tools(),
             plan: spec.plan,
@@ -378,6 +405,7 @@ impl TeamRuntime for SessionTeam {
                 .roster()
                 .admit(&name)
                 .map_err(|err| RuntimeError::Other(Box::new(err)))?;
+            state.plans.insert(name.clone(), spec.plan);
             state.mates.push(Mate {
                 record: TeamRecord {
                     name: name.clone(),

@@ -75,6 +75,7 @@ pub struct TeamBuilder {
     unscripted: Unscripted,
     questions: Questions,
     shutdown_deadline: Duration,
+    board: Option<crate::board_seat::BoardSeat>,
 }
 
 impl std::fmt::Debug for TeamBuilder {
@@ -126,6 +127,12 @@ impl TeamBuilder {
         self
     }
 
+    /// The board every agent of the session is seated at (chapter 17 on; none by default).
+    pub fn board(mut self, board: crate::board_seat::BoardSeat) -> Self {
+        self.board = Some(board);
+        self
+    }
+
     /// Who answers the teammates' questions.
     pub fn questions(mut self, questions: Questions) -> Self {
         self.questions = questions;
@@ -147,6 +154,7 @@ impl TeamBuilder {
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
         deps.trust = self.trust.clone();
         deps.cron_clock = self.clock.clone();
+        deps.board = self.board;
         let (scripts, ws, trust) = (mates.clone(), workspace.clone(), self.trust);
         let (unscripted, questions) = (self.unscripted, self.questions);
         let setup = TeamSetup {
@@ -209,6 +217,7 @@ impl TeamFixture {
             unscripted: Unscripted::default(),
             questions: Questions::default(),
             shutdown_deadline: SHUTDOWN_DEADLINE,
+            board: None,
         }
     }
 

@@ -95,6 +95,8 @@ pub enum FragmentKind {
     ProtocolRequest,
     /// Chapter 16: the answer to a protocol request, carrying the request's id.
     ProtocolResponse,
+    /// Chapter 17: a task of the board an idle teammate claimed, as its next turn's input.
+    BoardTask,
 }
 
 /// The message role a fragment travels as.
@@ -133,7 +135,7 @@ pub struct Spec {
 
 impl FragmentKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FragmentKind; 12] = [
+    pub const ALL: [FragmentKind; 13] = [
         Self::HookContext,
         Self::JobNotice,
         Self::ScheduledRun,
@@ -146,6 +148,7 @@ impl FragmentKind {
         Self::TeammateMail,
         Self::ProtocolRequest,
         Self::ProtocolResponse,
+        Self::BoardTask,
     ];
 
     /// The kind's role, marker and label: the one table to extend with a new kind.
@@ -168,6 +171,7 @@ impl FragmentKind {
             Self::TeammateMail => (User, Marker::Tag("teammate-message"), "teammate message"),
             Self::ProtocolRequest => (User, Marker::Tag("protocol-request"), "protocol request"),
             Self::ProtocolResponse => (User, Marker::Tag("protocol-response"), "protocol response"),
+            Self::BoardTask => (User, Marker::Tag("board-task"), "board task"),
         };
         Spec {
             role,

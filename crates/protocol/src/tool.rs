@@ -106,6 +106,11 @@ pub enum FailureCode {
     RequestWrongSender,
     /// Chapter 16: the request expired before the answer came.
     RequestExpired,
+    /// Chapter 17: the claim's lease on the task ran out; the claim is void (another
+    /// teammate may hold the task now).
+    TaskLeaseExpired,
+    /// Chapter 17: the claim token is not the live claim of the caller on that task.
+    TaskClaimMismatch,
     /// Chapter 19: the MCP server did not answer the call within its tool timeout (the
     /// connection stays usable).
     McpTimeout,
@@ -118,7 +123,7 @@ pub enum FailureCode {
 
 impl FailureCode {
     /// Every code, in the order above.
-    pub const ALL: [FailureCode; 24] = [
+    pub const ALL: [FailureCode; 26] = [
         Self::UnknownTool,
         Self::InvalidJson,
         Self::InvalidArguments,
@@ -140,6 +145,8 @@ impl FailureCode {
         Self::RequestConflict,
         Self::RequestWrongSender,
         Self::RequestExpired,
+        Self::TaskLeaseExpired,
+        Self::TaskClaimMismatch,
         Self::McpTimeout,
         Self::McpConnectionLost,
         Self::McpRemoteError,
@@ -169,6 +176,8 @@ impl FailureCode {
             Self::RequestConflict => "request_conflict",
             Self::RequestWrongSender => "request_wrong_sender",
             Self::RequestExpired => "request_expired",
+            Self::TaskLeaseExpired => "task_lease_expired",
+            Self::TaskClaimMismatch => "task_claim_mismatch",
             Self::McpTimeout => "mcp_timeout",
             Self::McpConnectionLost => "mcp_connection_lost",
             Self::McpRemoteError => "mcp_remote_error",
@@ -355,6 +364,8 @@ mod failure_code_tests {
                 "request_conflict",
                 "request_wrong_sender",
                 "request_expired",
+                "task_lease_expired",
+                "task_claim_mismatch",
                 "mcp_timeout",
                 "mcp_connection_lost",
                 "mcp_remote_error",
@@ -384,6 +395,8 @@ mod failure_code_tests {
                 | FailureCode::RequestConflict
                 | FailureCode::RequestWrongSender
                 | FailureCode::RequestExpired
+                | FailureCode::TaskLeaseExpired
+                | FailureCode::TaskClaimMismatch
                 | FailureCode::McpTimeout
                 | FailureCode::McpConnectionLost
                 | FailureCode::McpRemoteError => {}

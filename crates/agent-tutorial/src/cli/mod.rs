@@ -4,6 +4,7 @@
 //! 2 the command cannot start (bad arguments, unknown or unbuilt chapter, missing
 //! configuration); 130 Ctrl-C ended the run (chapter 11 on).
 
+mod board;
 mod chapters;
 mod client;
 mod cron;
@@ -227,6 +228,11 @@ pub struct RunArgs {
     /// Whether sandboxed commands may use the network.
     #[arg(long, value_name = "on|off", default_value = "off")]
     pub sandbox_network: agent_sandbox::Network,
+    /// Chapter 17 on: the task board's PostgreSQL server (`postgres://user@host:port/db`),
+    /// for teammates on several machines. Without it, the board is the SQLite file
+    /// `.agent_tutorial/board.sqlite3` in the workspace. Default: $AGENT_TUTORIAL_BOARD.
+    #[arg(long, value_name = "URL")]
+    pub board: Option<String>,
 }
 
 impl RunArgs {

@@ -65,6 +65,10 @@ pub fn first_request(
     // Chapter 15 on: the lead's team tools, over a team that starts nobody (before, the
     // seat is unused).
     agent_harness::team_runtime::preview(&mut deps);
+    // Chapter 17 on: the board's tools, over a board that opens nothing.
+    if profile.features().board == agent_harness::Board::Shared {
+        deps.board = Some(agent_harness::board_seat::BoardSeat::preview());
+    }
     let agent = build_preview_agent(profile, deps, prompt).map_err(CliError::usage)?;
     runtime()?
         .block_on(agent.preview_request(prompt))

@@ -219,6 +219,12 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         let loaded = load_shell_hooks(&workspace, &mut deps.hooks, trust, &gate)?;
         tracing::info!(hooks = loaded, "shell hooks loaded");
     }
+    let rt = runtime()?;
+    // Chapter 17 on: the task board every agent of the session shares.
+    if features.board == agent_harness::Board::Shared {
+        let board = super::board::open(&workspace, args.board.as_deref(), &rt)?;
+        deps.board = Some(agent_harness::board_seat::BoardSeat::new(board));
+    }
     // Chapter 15 on: the lead can start teammates, each one more agent of this session.
     let team = super::team::attach(
         &mut session,
@@ -231,7 +237,6 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     )?;
     let agent = build_agent(profile, deps).map_err(CliError::usage)?;
     session.add(lead.clone(), agent);
-    let rt = runtime()?;
     let terminal_mode = TerminalMode::save();
     let (mode, client_mode) = match &args.prompt {
         Some(_) => (Mode::OneShot, ClientMode::OneShot),

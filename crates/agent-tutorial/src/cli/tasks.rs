@@ -1,5 +1,5 @@
 //! `agent-tutorial tasks list [--status S] | show ID`: the persistent task list (chapter 12)
-//! for people, in the same lines the model reads.
+//! for people, in the same lines the model reads; with `--board`, chapter 17's task board.
 
 use std::path::PathBuf;
 
@@ -14,6 +14,10 @@ pub struct TasksArgs {
     /// The workspace whose `.tasks/` to read (default: the current directory).
     #[arg(long, value_name = "DIR", global = true)]
     workspace: Option<PathBuf>,
+    /// Chapter 17: show the task board instead of chapter 12's list: the workspace's SQLite
+    /// board, or with `--board=postgres://…` (or $AGENT_TUTORIAL_BOARD) a PostgreSQL one.
+    #[arg(long, value_name = "URL", global = true, num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    board: Option<String>,
     #[command(subcommand)]
     command: TasksCommand,
 }
@@ -54,6 +58,23 @@ impl From<StatusArg> for Status {
 
 pub fn tasks(args: &TasksArgs) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
+    if let Some(url) = &args.board {
+        let view = match &args.command {
+            TasksCommand::List { status: None } => super::board::View::List,
+            TasksCommand::List { status: Some(_) } => {
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "--status is for chapter 12's list; the board's list shows every task"
+                )));
+            }
+            TasksCommand::Show { id } => {
+                super::board::View::Show(i64::try_from(*id).map_err(CliError::usage)?)
+            }
+        };
+        // Subjects, descriptions, results and reasons were written by a model or a
+        // repository: shown, never run.
+        print!("{}", sanitize(&super::board::show(&workspace, url, view)?));
+        return Ok(());
+    }
     let store = TaskStore::open(&workspace);
     match &args.command {
         TasksCommand::List { status } => {
@@ -81,7 +102,7 @@ pub fn tasks(args: &TasksArgs) -> CliResult {
 
 /// Epoch seconds as a UTC date and time (`2023-11-14 22:13:20 UTC`), like `cron list`; the raw
 /// number when it is past what a date can hold (a hand-edited record).
-fn readable_time(seconds: u64) -> String {
+pub(super) fn readable_time(seconds: u64) -> String {
     i64::try_from(seconds)
         .ok()
         .and_then(|s| agent_cron::Timestamp::from_second(s).ok())

@@ -37,6 +37,8 @@ pub(crate) enum ToolSlot {
     Subagent,
     /// The task-list tools (chapter 12).
     Tasks,
+    /// The task-board tools (chapter 17), after the task list's.
+    Board,
     /// The schedule tools (chapter 14).
     Cron,
     /// `spawn_teammate` (chapter 15).

@@ -9,6 +9,7 @@
 
 mod artifacts;
 mod assembly;
+mod autonomy;
 mod background;
 mod bash;
 mod compaction;
@@ -24,6 +25,7 @@ mod protocols;
 mod recovery;
 mod skills;
 mod subagent;
+mod task_board;
 mod task_graph;
 mod teammates;
 mod todo;
@@ -53,7 +55,7 @@ pub(crate) trait Feature: Sync {
 /// gate, the hooks, the jobs `bash` hands work to), and the history processors run in the order
 /// their features are installed. Where tools go in the registry is their [`ToolSlot`]'s
 /// business, where prompt sections go their order's, so neither depends on this table.
-pub(crate) const FEATURES: [&dyn Feature; 19] = [
+pub(crate) const FEATURES: [&dyn Feature; 21] = [
     // Wraps the model every later feature captures (memory, compaction, subagents).
     &recovery::Recovery,
     // A teammate's rule, added to the pipeline the policy feature builds next.
@@ -62,6 +64,8 @@ pub(crate) const FEATURES: [&dyn Feature; 19] = [
     &policy::Policy,
     // The hooks subagents share.
     &hooks::Hooks,
+    // Wraps the hooks (fencing) and the model (renewal) every later feature captures.
+    &task_board::TaskBoard,
     // The jobs `bash` hands background commands to.
     &background::Background,
     // These four also give a subagent its tools.
@@ -82,6 +86,7 @@ pub(crate) const FEATURES: [&dyn Feature; 19] = [
     &teammates::Teammates,
     &mailbox::Mailbox,
     &protocols::Protocols,
+    &autonomy::Autonomy,
     // Last: a subagent gets what every feature before it gives children.
     &subagent::Subagent,
 ];
@@ -169,6 +174,29 @@ pub struct Features {
     pub team: Team,
     /// Whether a team's shutdown and plan-approval requests are on (chapter 16).
     pub protocols: agent_team::Protocols,
+    /// Whether a task board is opened for the session (chapter 17).
+    pub board: Board,
+    /// Whether idle teammates claim the board's ready tasks on their own (chapter 17).
+    pub autonomy: Autonomy,
+}
+
+/// Whether the session has a task board (chapter 17 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Board {
+    /// No board: nothing is opened.
+    None,
+    /// A front end opens the board ([`crate::board_seat::BoardSeat`]) and seats every agent
+    /// at it.
+    Shared,
+}
+
+/// What an idle teammate does when it has no mail (chapter 17 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Autonomy {
+    /// It waits for mail.
+    Off,
+    /// It polls the board and claims the oldest ready task.
+    On,
 }
 
 impl Features {
@@ -187,6 +215,8 @@ impl Features {
             shell_hooks: ShellHooks::Ignored,
             team: Team::Alone,
             protocols: agent_team::Protocols::Off,
+            board: Board::None,
+            autonomy: Autonomy::Off,
         };
         for feature in installed {
             feature.describe(&mut features);

@@ -55,7 +55,7 @@ fn no_source_tests_a_named_capability() {
 
 /// What a front end is told follows the chapters: plain lines and a session-ending Ctrl-C
 /// before recovery, a fixed prompt before chapter 10, hooks from chapter 4, a team from
-/// chapter 15 and its protocols from chapter 16.
+/// chapter 15, its protocols from chapter 16 and its board and autonomy from chapter 17.
 #[test]
 fn the_answers_follow_the_capabilities() {
     let up_to = |last: Capability| -> Capabilities {
@@ -72,6 +72,8 @@ fn the_answers_follow_the_capabilities() {
             shell_hooks: ShellHooks::Ignored,
             team: Team::Alone,
             protocols: agent_team::Protocols::Off,
+            board: Board::None,
+            autonomy: Autonomy::Off,
         }
     );
     assert_eq!(
@@ -84,6 +86,8 @@ fn the_answers_follow_the_capabilities() {
             shell_hooks: ShellHooks::Loaded,
             team: Team::Alone,
             protocols: agent_team::Protocols::Off,
+            board: Board::None,
+            autonomy: Autonomy::Off,
         }
     );
     assert_eq!(
@@ -96,6 +100,8 @@ fn the_answers_follow_the_capabilities() {
             shell_hooks: ShellHooks::Loaded,
             team: Team::Alone,
             protocols: agent_team::Protocols::Off,
+            board: Board::None,
+            autonomy: Autonomy::Off,
         }
     );
     assert_eq!(
@@ -108,6 +114,8 @@ fn the_answers_follow_the_capabilities() {
             shell_hooks: ShellHooks::Loaded,
             team: Team::Lead,
             protocols: agent_team::Protocols::Off,
+            board: Board::None,
+            autonomy: Autonomy::Off,
         }
     );
     assert_eq!(
@@ -120,6 +128,22 @@ fn the_answers_follow_the_capabilities() {
             shell_hooks: ShellHooks::Loaded,
             team: Team::Lead,
             protocols: agent_team::Protocols::On,
+            board: Board::None,
+            autonomy: Autonomy::Off,
+        }
+    );
+    assert_eq!(
+        Features::of(up_to(Capability::Autonomy)),
+        Features {
+            interrupts: Interrupts::CancelTurn,
+            input: Input::LineEditor,
+            fallback: ModelFallback::Required,
+            prompt: PromptStyle::Dynamic,
+            shell_hooks: ShellHooks::Loaded,
+            team: Team::Lead,
+            protocols: agent_team::Protocols::On,
+            board: Board::Shared,
+            autonomy: Autonomy::On,
         }
     );
 }

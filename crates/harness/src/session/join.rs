@@ -48,6 +48,12 @@ pub trait TurnSource: Send + Sync + std::fmt::Debug {
     /// The session ended while that turn ran: what it delivered goes back, not failed.
     fn abandoned(&self, agent: &AgentId);
 
+    /// Whether work is on its way that will wake an agent (chapter 17: a teammate polling the
+    /// board): a one-shot session does not end while it is.
+    fn busy(&self) -> bool {
+        false
+    }
+
     /// The session has ended (after every [`abandoned`](Self::abandoned)).
     fn ended(&self) {}
 }

@@ -121,7 +121,7 @@ impl Session {
                 match mode {
                     // Until the prompt's turn has run (it was submitted before `run`), the
                     // session waits for it; then it ends once nothing runs.
-                    Mode::OneShot if prompt_done => break 'run EndReason::Done,
+                    Mode::OneShot if prompt_done && !self.busy() => break 'run EndReason::Done,
                     Mode::OneShot => {}
                     Mode::UntilIdle => break 'run EndReason::Done,
                     Mode::Interactive if !idle_told => {
@@ -446,6 +446,12 @@ impl Session {
                 None => cap.await,
             }
         }))
+    }
+
+    /// Whether the turn source has work on its way that will wake an agent (chapter 17: a
+    /// teammate polling the board): a one-shot session waits for it.
+    fn busy(&self) -> bool {
+        self.source.as_ref().is_some_and(|source| source.busy())
     }
 
     async fn end(

@@ -200,6 +200,7 @@ fn a_fragment_travels_as_its_kinds_role() {
             (TeammateMail, User),
             (ProtocolRequest, User),
             (ProtocolResponse, User),
+            (BoardTask, User),
         ]
     );
 }
