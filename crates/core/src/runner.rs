@@ -465,7 +465,13 @@ impl AgentRunner {
             tools = request.tools.len(),
             "model request"
         );
-        match self.model.complete(&request).await {
+        // Streamed: the person reads the text as it comes (a client that does not stream
+        // answers as `complete`).
+        match self
+            .model
+            .complete_streamed(&request, self.events.as_ref())
+            .await
+        {
             Err(ModelError::PromptTooLong { message }) if self.overflow.is_some() => {
                 info!(%message, "prompt too long: compacting once and retrying");
                 let smaller = Arc::new(
@@ -476,7 +482,10 @@ impl AgentRunner {
                     index,
                     request: smaller.clone(),
                 });
-                Ok(self.model.complete(&smaller).await?)
+                Ok(self
+                    .model
+                    .complete_streamed(&smaller, self.events.as_ref())
+                    .await?)
             }
             other => Ok(other?),
         }

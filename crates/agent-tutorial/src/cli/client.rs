@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::deps::question;
 use super::line_editor::{Ask, Input, Read};
-use crate::observer::CliObserver;
+use crate::observer::{CliObserver, StreamOutput};
 
 /// The exit code of a run ended by Ctrl-C (128 + SIGINT), as shells report it.
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -210,6 +210,21 @@ impl Client {
         let EventEnvelope {
             agent, turn, event, ..
         } = envelope;
+        // `--stream`: the answer as it arrives, for a session of one agent (several would
+        // interleave their half lines).
+        if self.agents == 1 {
+            let mut shown = false;
+            for output in self.observer.stream_output(&event) {
+                match output {
+                    StreamOutput::Text(text) => self.screen.out(&text),
+                    StreamOutput::Notice(line) => self.screen.err(&line),
+                    StreamOutput::AlreadyShown => shown = true,
+                }
+            }
+            if shown {
+                return;
+            }
+        }
         match &event {
             AgentEvent::TurnAnswered { text } => {
                 let text = self.lines_of(&agent, &format!("{text}\n"));
