@@ -10,6 +10,11 @@ use agent_policy::escape_controls;
 use crate::cache_report::{CacheLedger, CacheRow};
 use crate::record::{RecordForm, RequestLog};
 
+mod streamed;
+
+use streamed::StreamedText;
+pub use streamed::{STREAM_DIFFERS_NOTICE, StreamOutput};
+
 /// Renders events on stderr; with `--record`, also appends every request as one JSON line.
 #[derive(Debug, Default)]
 pub struct CliObserver {
@@ -262,112 +267,6 @@ impl CliObserver {
             _ => return None,
         };
         Some(format!("{line}\n"))
-    }
-}
-
-/// What the terminal prints for one event of a streamed reply (`--stream`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamOutput {
-    /// Text of the answer, for stdout as it is (no line break added).
-    Text(String),
-    /// A notice line for stderr, ending in a line break.
-    Notice(String),
-    /// The turn's answer was already shown as it streamed: it is not printed again.
-    AlreadyShown,
-}
-
-/// The notice when a retried request streams text that differs from what the terminal
-/// already shows: the new text follows whole, from a fresh line.
-pub const STREAM_DIFFERS_NOTICE: &str =
-    "[stream] the retried reply differs from the text above; it follows whole";
-
-/// What of the reply being streamed the terminal shows, so that no text is printed twice.
-///
-/// A request that is sent again (a retry after a cut stream, an overload, the larger-limit
-/// retry, the compacted retry after "prompt too long") streams its text from the start
-/// again. Such an attempt always begins after an event that says so: a
-/// [`AgentEvent::Recovery`] retry, or [`AgentEvent::RequestSent`]. From there the new
-/// attempt's text is compared with what is shown: while it repeats it, nothing is printed;
-/// the part beyond is printed as it comes; if it ever differs, a notice says so and the new
-/// text follows whole. A continuation (`Continuing`) is new text after the part before it.
-/// At the end, the answer is left unprinted only when the terminal shows exactly it.
-#[derive(Debug, Default)]
-struct StreamedText {
-    /// What the terminal shows of the reply being streamed.
-    shown: String,
-    /// The text of the reply's earlier parts (continuations).
-    base: String,
-    /// The text of the attempt now streaming.
-    attempt: String,
-    /// The last finished reply's text, when the terminal shows exactly it.
-    answered: Option<String>,
-}
-
-impl StreamedText {
-    fn observe(&mut self, event: &AgentEvent) -> Vec<StreamOutput> {
-        use agent_core::RecoveryAction as R;
-        match event {
-            AgentEvent::TextDelta { text } => {
-                self.attempt.push_str(text);
-                let full = format!("{}{}", self.base, self.attempt);
-                if let Some(new) = full.strip_prefix(self.shown.as_str()) {
-                    let out = (!new.is_empty()).then(|| StreamOutput::Text(new.to_string()));
-                    self.shown = full;
-                    return out.into_iter().collect();
-                }
-                if self.shown.starts_with(&full) {
-                    return Vec::new();
-                }
-                let out = vec![
-                    StreamOutput::Text("\n".into()),
-                    StreamOutput::Notice(format!("{STREAM_DIFFERS_NOTICE}\n")),
-                    StreamOutput::Text(full.clone()),
-                ];
-                self.shown = full;
-                out
-            }
-            AgentEvent::RequestSent { .. }
-            | AgentEvent::Recovery(
-                R::Retrying { .. } | R::FallbackModel { .. } | R::LargerLimit { .. },
-            ) => {
-                self.attempt.clear();
-                Vec::new()
-            }
-            AgentEvent::Recovery(R::Continuing { .. }) => {
-                let attempt = std::mem::take(&mut self.attempt);
-                self.base.push_str(&attempt);
-                Vec::new()
-            }
-            AgentEvent::ReplyReceived(reply) => {
-                let shown = std::mem::take(&mut self.shown);
-                self.base.clear();
-                self.attempt.clear();
-                if shown.is_empty() {
-                    self.answered = None;
-                    return Vec::new();
-                }
-                let exact = reply.content.as_deref() == Some(shown.as_str());
-                self.answered = exact.then_some(shown);
-                vec![StreamOutput::Text("\n".into())]
-            }
-            AgentEvent::TurnAnswered { text } => {
-                if self.answered.take().as_deref() == Some(text.as_str()) {
-                    vec![StreamOutput::AlreadyShown]
-                } else {
-                    Vec::new()
-                }
-            }
-            AgentEvent::TurnFailed { .. } | AgentEvent::TurnCancelled => {
-                let open = !self.shown.is_empty();
-                *self = Self::default();
-                if open {
-                    vec![StreamOutput::Text("\n".into())]
-                } else {
-                    Vec::new()
-                }
-            }
-            _ => Vec::new(),
-        }
     }
 }
 
