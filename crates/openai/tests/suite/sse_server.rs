@@ -121,6 +121,9 @@ pub enum Answer {
     Stall { body: Vec<u8> },
     /// A failure status with this body.
     Status { status: u16, body: String },
+    /// A keepalive comment every 50 ms and nothing else, until the client hangs up: never
+    /// idle, never done.
+    Trickle,
 }
 
 /// The running server.
@@ -225,6 +228,14 @@ async fn answer_with(socket: &mut TcpStream, answer: Answer, stream: bool) {
         Answer::Reply { reply, .. } => write_status(socket, 200, &reply.json()).await,
         Answer::Raw { body, piece } => write_events(socket, &body, piece).await,
         Answer::Status { status, body } => write_status(socket, status, &body).await,
+        Answer::Trickle => {
+            if socket.write_all(SSE_HEAD).await.is_err() {
+                return;
+            }
+            while socket.write_all(b": keepalive\n\n").await.is_ok() {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
         Answer::Stall { body } => {
             if socket.write_all(SSE_HEAD).await.is_err() || socket.write_all(&body).await.is_err() {
                 return;

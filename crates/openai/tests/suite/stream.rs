@@ -257,6 +257,29 @@ async fn a_stalled_stream_fails_at_the_idle_deadline() {
     within_a_minute(server.answered(1)).await;
 }
 
+#[tokio::test]
+async fn a_stream_that_never_ends_fails_at_the_request_timeout() {
+    let server = SseServer::start(vec![Answer::Trickle]).await;
+    let model = OpenAiModel::new(&OpenAiConfig {
+        base_url: server.base_url.clone(),
+        api_key: ApiKey::new("sk-test-stream"),
+        model: "m".into(),
+        fallback_model: None,
+        sampling: Sampling::default(),
+        request_timeout: Duration::from_secs(1),
+    })
+    .unwrap()
+    .streaming(Streaming::On)
+    .with_stream_idle(Duration::from_secs(30));
+    let err = within_a_minute(model.complete(&hi())).await.unwrap_err();
+    assert_eq!(
+        err,
+        ModelError::Transport {
+            message: "no complete reply within 1 s (--request-timeout)".into()
+        }
+    );
+}
+
 /// Cancels the turn when the first text arrives, as a Ctrl-C while the answer streams.
 struct CancelOnText(Cancellation);
 
