@@ -187,3 +187,80 @@ async fn a_session_sends_the_same_requests_streamed_or_not() {
     assert_eq!(s_bodies, with_stream);
     assert_eq!(bodies.len(), 3);
 }
+
+/// Ctrl-C while the answer streams: the run stops at once (130), the half line is ended, and
+/// the server sees the connection closed (the body was dropped, not read to its end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_while_the_answer_streams_stops_it_at_once() {
+    use std::io::Read;
+
+    use super::cancel::{interrupt, spawn_chapter, wait_exit};
+
+    let first: String = Reply::text("Hello, world")
+        .sse()
+        .split_inclusive("\n\n")
+        .take(3)
+        .collect();
+    let server = SseServer::start(vec![Answer::Stall {
+        body: first.into_bytes(),
+    }])
+    .await;
+    let dir = workspace();
+    let root = dir.path().to_path_buf();
+    let base_url = server.base_url.clone();
+    // Bounded: a regression that never prints fails here instead of hanging the suite.
+    let run = tokio::task::spawn_blocking(move || {
+        let mut child = spawn_chapter(
+            "ch11",
+            &root,
+            &[
+                "--base-url",
+                &base_url,
+                "--model",
+                "m",
+                "--stream",
+                "--prompt",
+                "hi",
+            ],
+            &[
+                ("OPENAI_API_KEY", "sk-test-not-a-key"),
+                ("OPENAI_FALLBACK_MODEL", "m-small"),
+            ],
+            std::process::Stdio::null(),
+        );
+        let mut out = child.stdout.take().unwrap();
+        // The first piece of the answer is on stdout while the stream is still open.
+        let mut shown = [0u8; 3];
+        out.read_exact(&mut shown).unwrap();
+        assert_eq!(&shown, b"Hel");
+        interrupt(&child);
+        let code = wait_exit(&mut child).code();
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (code, format!("Hel{rest}"), stderr)
+    });
+    let (code, stdout, stderr) = tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("the run never showed the first text")
+        .unwrap();
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (
+            Some(130),
+            "Hel\n",
+            "[memory] selected: (none)\n\
+             [cancel] stopping the turn (Ctrl-C again to quit)\n\
+             error: cancelled: the turn was stopped before it finished\n"
+        )
+    );
+    tokio::time::timeout(std::time::Duration::from_secs(60), server.answered(1))
+        .await
+        .unwrap();
+}
