@@ -30,14 +30,17 @@ pub const STREAM_DIFFERS_NOTICE: &str =
 /// the part beyond is printed as it comes; if it ever differs, a notice says so and the new
 /// text follows whole. A continuation (`Continuing`) is new text after the part before it.
 /// At the end, the answer is left unprinted only when the terminal shows exactly it.
+///
+/// The text of the reply so far (earlier parts and this attempt) is always a prefix of what is
+/// shown, so it is kept as a length into `shown`, not copied: a delta costs its own length.
 #[derive(Debug, Default)]
 pub(super) struct StreamedText {
     /// What the terminal shows of the reply being streamed.
     shown: String,
-    /// The text of the reply's earlier parts (continuations).
-    base: String,
-    /// The text of the attempt now streaming.
-    attempt: String,
+    /// How much of `shown` the reply's text so far covers (earlier parts and this attempt).
+    at: usize,
+    /// Where this part began: the length of the reply's earlier parts (continuations).
+    part: usize,
     /// The last finished reply's text, when the terminal shows exactly it.
     answered: Option<String>,
 }
@@ -46,41 +49,21 @@ impl StreamedText {
     pub(super) fn observe(&mut self, event: &AgentEvent) -> Vec<StreamOutput> {
         use agent_core::RecoveryAction as R;
         match event {
-            AgentEvent::TextDelta { text } => {
-                self.attempt.push_str(text);
-                let full = format!("{}{}", self.base, self.attempt);
-                if let Some(new) = full.strip_prefix(self.shown.as_str()) {
-                    let out = (!new.is_empty()).then(|| StreamOutput::Text(new.to_string()));
-                    self.shown = full;
-                    return out.into_iter().collect();
-                }
-                if self.shown.starts_with(&full) {
-                    return Vec::new();
-                }
-                let out = vec![
-                    StreamOutput::Text("\n".into()),
-                    StreamOutput::Notice(format!("{STREAM_DIFFERS_NOTICE}\n")),
-                    StreamOutput::Text(full.clone()),
-                ];
-                self.shown = full;
-                out
-            }
+            AgentEvent::TextDelta { text } => self.delta(text),
             AgentEvent::RequestSent { .. }
             | AgentEvent::Recovery(
                 R::Retrying { .. } | R::FallbackModel { .. } | R::LargerLimit { .. },
             ) => {
-                self.attempt.clear();
+                self.at = self.part;
                 Vec::new()
             }
             AgentEvent::Recovery(R::Continuing { .. }) => {
-                let attempt = std::mem::take(&mut self.attempt);
-                self.base.push_str(&attempt);
+                self.part = self.at;
                 Vec::new()
             }
             AgentEvent::ReplyReceived(reply) => {
                 let shown = std::mem::take(&mut self.shown);
-                self.base.clear();
-                self.attempt.clear();
+                (self.at, self.part) = (0, 0);
                 if shown.is_empty() {
                     self.answered = None;
                     return Vec::new();
@@ -113,6 +96,31 @@ impl StreamedText {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// One piece of the attempt now streaming: printed where it goes past what is shown,
+    /// skipped where it repeats it, and the whole text again (after a notice) where it differs.
+    fn delta(&mut self, text: &str) -> Vec<StreamOutput> {
+        let ahead = &self.shown[self.at..];
+        if ahead.starts_with(text) {
+            // A retry repeating what is shown.
+            self.at += text.len();
+            return Vec::new();
+        }
+        if let Some(new) = text.strip_prefix(ahead) {
+            let out = vec![StreamOutput::Text(new.to_string())];
+            self.shown.push_str(new);
+            self.at = self.shown.len();
+            return out;
+        }
+        self.shown.truncate(self.at);
+        self.shown.push_str(text);
+        self.at = self.shown.len();
+        vec![
+            StreamOutput::Text("\n".into()),
+            StreamOutput::Notice(format!("{STREAM_DIFFERS_NOTICE}\n")),
+            StreamOutput::Text(self.shown.clone()),
+        ]
     }
 }
 
