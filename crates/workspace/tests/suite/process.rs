@@ -125,9 +125,6 @@ async fn env_remove_keeps_an_inherited_variable_from_the_command() {
     }
     assert_eq!(
         seen,
-        [
-            (format!("{inherited}\n"), Some(0)),
-            (String::new(), Some(1))
-        ]
+        [(format!("{inherited}\n"), Some(0)), (String::new(), Some(1))]
     );
 }
