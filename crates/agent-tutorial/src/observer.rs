@@ -10,6 +10,11 @@ use agent_policy::escape_controls;
 use crate::cache_report::{CacheLedger, CacheRow};
 use crate::record::{RecordForm, RequestLog};
 
+mod streamed;
+
+use streamed::StreamedText;
+pub use streamed::{STREAM_DIFFERS_NOTICE, StreamOutput};
+
 /// Renders events on stderr; with `--record`, also appends every request as one JSON line.
 #[derive(Debug, Default)]
 pub struct CliObserver {
@@ -23,6 +28,8 @@ pub struct CliObserver {
     depth: Mutex<usize>,
     /// `--cache-report`: one row per request, printed after the run.
     cache: Option<Mutex<CacheLedger>>,
+    /// `--stream`: what of the reply being streamed is shown.
+    streamed: Option<Mutex<StreamedText>>,
 }
 
 impl CliObserver {
@@ -45,6 +52,7 @@ impl CliObserver {
             pending_plan: Mutex::default(),
             depth: Mutex::default(),
             cache: None,
+            streamed: None,
         })
     }
 
@@ -259,6 +267,27 @@ impl CliObserver {
             _ => return None,
         };
         Some(format!("{line}\n"))
+    }
+}
+
+impl CliObserver {
+    /// Shows streamed replies ([`Self::stream_output`]); without it, the text deltas are
+    /// ignored and the answer prints whole at the end, as without streaming.
+    pub fn with_streamed_text(mut self) -> Self {
+        self.streamed = Some(Mutex::default());
+        self
+    }
+
+    /// What the terminal prints for `event` of a streamed reply, in order (nothing when
+    /// streamed text is not shown). A subagent's text is never shown: its result is.
+    pub fn stream_output(&self, event: &AgentEvent) -> Vec<StreamOutput> {
+        match &self.streamed {
+            Some(streamed) if self.depth() == 0 => streamed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .observe(event),
+            _ => Vec::new(),
+        }
     }
 }
 

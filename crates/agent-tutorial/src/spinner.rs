@@ -7,9 +7,10 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use agent_core::{ModelClient, ModelError, ModelReply, ModelRequest};
+use agent_core::{AgentEvent, EventSink, ModelClient, ModelError, ModelReply, ModelRequest};
 use async_trait::async_trait;
 
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -46,26 +47,91 @@ impl Spinning {
     }
 }
 
-#[async_trait]
-impl ModelClient for Spinning {
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        let ticker = tokio::spawn(async {
+/// The spinner of one call: drawn by a task until stopped, then erased once.
+struct Ticker {
+    task: tokio::task::JoinHandle<()>,
+    /// Set, under the stderr lock, when the line is erased: a tick already running on
+    /// another thread then draws nothing after the erase.
+    stopped: Arc<AtomicBool>,
+}
+
+impl Ticker {
+    fn start() -> Self {
+        let stopped = Arc::new(AtomicBool::new(false));
+        let flag = stopped.clone();
+        let task = tokio::spawn(async move {
             let mut ticks = 0;
             loop {
                 tokio::time::sleep(TICK).await;
                 ticks += 1;
                 let mut err = std::io::stderr().lock();
+                if flag.load(Ordering::Acquire) {
+                    return;
+                }
                 let _ = err.write_all(line(ticks).as_bytes());
                 let _ = err.flush();
             }
         });
-        let reply = self.inner.complete(request).await;
-        ticker.abort();
-        let _ = ticker.await;
-        // Erase the line (carriage return, clear to end of line).
+        Self { task, stopped }
+    }
+
+    /// Stops drawing and erases the line (carriage return, clear to end of line); only the
+    /// first call does anything.
+    fn stop(&self) {
         let mut err = std::io::stderr().lock();
+        if self.stopped.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.task.abort();
         let _ = err.write_all(b"\r\x1b[2K");
         let _ = err.flush();
+    }
+}
+
+/// A call dropped mid-way (Ctrl-C) erases its spinner too.
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Passes the deltas on, erasing the spinner before the first one: streamed text is the
+/// progress from then on, and it must not be drawn over.
+struct StopOnText<'a> {
+    ticker: &'a Ticker,
+    deltas: &'a dyn EventSink,
+}
+
+impl EventSink for StopOnText<'_> {
+    fn emit(&self, event: &AgentEvent) {
+        if let AgentEvent::TextDelta { .. } = event {
+            self.ticker.stop();
+        }
+        self.deltas.emit(event);
+    }
+}
+
+#[async_trait]
+impl ModelClient for Spinning {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        let ticker = Ticker::start();
+        let reply = self.inner.complete(request).await;
+        ticker.stop();
+        reply
+    }
+
+    async fn complete_streamed(
+        &self,
+        request: &ModelRequest,
+        deltas: &dyn EventSink,
+    ) -> Result<ModelReply, ModelError> {
+        let ticker = Ticker::start();
+        let sink = StopOnText {
+            ticker: &ticker,
+            deltas,
+        };
+        let reply = self.inner.complete_streamed(request, &sink).await;
+        ticker.stop();
         reply
     }
 }

@@ -465,7 +465,7 @@ impl AgentRunner {
             tools = request.tools.len(),
             "model request"
         );
-        match self.model.complete(&request).await {
+        match self.ask(&request).await {
             Err(ModelError::PromptTooLong { message }) if self.overflow.is_some() => {
                 info!(%message, "prompt too long: compacting once and retrying");
                 let smaller = Arc::new(
@@ -476,7 +476,7 @@ impl AgentRunner {
                     index,
                     request: smaller.clone(),
                 });
-                Ok(self.model.complete(&smaller).await?)
+                Ok(self.ask(&smaller).await?)
             }
             other => Ok(other?),
         }
@@ -565,5 +565,13 @@ impl AgentRunner {
             }
         };
         self.hooks.post_tool_use(&prepared, output).await
+    }
+}
+
+impl AgentRunner {
+    /// One model call, its text told to this runner's events as it streams (a client that
+    /// does not stream answers as `complete`): the person reads the answer as it comes.
+    async fn ask(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        self.model.complete_streamed(request, &*self.events).await
     }
 }

@@ -2,11 +2,16 @@
 //!
 //! Portability rules that keep small OpenAI-compatible servers happy (learned on llama.cpp):
 //! an assistant message with tool calls carries `content: ""`, never `null`; `tools` and
-//! `tool_choice: "auto"` are sent only when there are tools; no streaming; usage details are
-//! optional. async-openai provides the request and response types; the HTTP exchange is ours
+//! `tool_choice: "auto"` are sent only when there are tools; streaming only when asked
+//! (`--stream`, [`crate::stream`]); usage details are optional. async-openai provides the request and response types; the HTTP exchange is ours
 //! ([`crate::http`]): one attempt per call, no automatic retries (recovery is chapter 11).
 
-use agent_core::{Message, ModelClient, ModelError, ModelReply, ModelRequest, ToolCall, Usage};
+use std::time::Duration;
+
+use agent_core::{
+    EventSink, Message, ModelClient, ModelError, ModelReply, ModelRequest, NoEvents, ToolCall,
+    Usage,
+};
 use async_openai::types::chat::{
     ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls,
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestAssistantMessageContent,
@@ -20,8 +25,9 @@ use async_openai::types::chat::{
 use async_trait::async_trait;
 
 use crate::config::{ApiKey, OpenAiConfig, Sampling};
-use crate::errors::{map_http_error, map_status};
-use crate::http::{HttpError, HttpLayer};
+use crate::errors::{map_http_error, map_status, map_stream_error};
+use crate::http::{HttpError, HttpLayer, Opened};
+use crate::stream::{Assembler, DEFAULT_STREAM_IDLE, DONE, SseParser, StreamError, Streaming};
 use crate::wire::RequestEncoder;
 
 /// A [`ModelClient`] speaking Chat Completions to any compatible server.
@@ -74,6 +80,12 @@ pub struct OpenAiModel {
     /// Writes the bodies (with the `prompt_cache_key`, see [`OpenAiModel::prompt_cache_key`]),
     /// keeping each message's bytes from the previous request.
     encoder: RequestEncoder,
+    cache_key: Option<String>,
+    stream: Streaming,
+    /// A streamed reply that sends nothing for this long has stalled.
+    stream_idle: Duration,
+    /// The whole exchange's deadline, streamed or not (`--request-timeout`).
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for OpenAiModel {
@@ -99,6 +111,10 @@ impl OpenAiModel {
             sampling: config.sampling,
             key: config.api_key.clone(),
             encoder: RequestEncoder::new(config.model.clone(), config.sampling, None),
+            cache_key: None,
+            stream: Streaming::Off,
+            stream_idle: DEFAULT_STREAM_IDLE.min(config.request_timeout),
+            timeout: config.request_timeout,
         })
     }
 
@@ -108,8 +124,30 @@ impl OpenAiModel {
     /// the wire, and not into [`ModelRequest`]: it says where to look the prefix up, not what
     /// the model reads, so recorded requests and request snapshots stay as they were.
     pub fn prompt_cache_key(mut self, key: impl Into<String>) -> Self {
-        self.encoder = RequestEncoder::new(self.model.clone(), self.sampling, Some(key.into()));
+        self.cache_key = Some(key.into());
+        self.encoder = self.new_encoder();
         self
+    }
+
+    /// Streams replies ([`Streaming::On`], `--stream`): the text is told as it arrives
+    /// ([`ModelClient::complete_streamed`]) and the reply assembled is the one the
+    /// non-streaming path returns. Off (the default) sends today's bytes.
+    pub fn streaming(mut self, stream: Streaming) -> Self {
+        self.stream = stream;
+        self.encoder = self.new_encoder();
+        self
+    }
+
+    /// Changes how long a streamed reply may send nothing (default
+    /// [`DEFAULT_STREAM_IDLE`], at most the request timeout).
+    pub fn with_stream_idle(mut self, idle: Duration) -> Self {
+        self.stream_idle = idle;
+        self
+    }
+
+    fn new_encoder(&self) -> RequestEncoder {
+        RequestEncoder::new(self.model.clone(), self.sampling, self.cache_key.clone())
+            .streaming(self.stream)
     }
 
     /// Changes the reply size bound (default [`crate::http::DEFAULT_MAX_REPLY_BYTES`]).
@@ -264,16 +302,93 @@ fn from_chat_response(response: CreateChatCompletionResponse) -> Result<ModelRep
     })
 }
 
-#[async_trait]
-impl ModelClient for OpenAiModel {
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        tracing::debug!(model = %self.model, messages = request.messages.len(), "chat completion");
-        let bytes = self
-            .encoder
+impl OpenAiModel {
+    fn encode(&self, request: &ModelRequest) -> Result<bytes::Bytes, ModelError> {
+        tracing::debug!(model = %self.model, messages = request.messages.len(), stream = ?self.stream, "chat completion");
+        self.encoder
             .encode(request)
             .map_err(|err| ModelError::InvalidResponse {
                 message: err.to_string(),
-            })?;
+            })
+    }
+
+    /// One streamed exchange, bounded as a whole by the request timeout.
+    async fn streamed(
+        &self,
+        request: &ModelRequest,
+        deltas: &dyn EventSink,
+    ) -> Result<ModelReply, ModelError> {
+        let bytes = self.encode(request)?;
+        let reply = match tokio::time::timeout(self.timeout, self.read_stream(bytes, deltas)).await
+        {
+            Ok(reply) => reply?,
+            Err(_) => {
+                return Err(map_http_error(
+                    HttpError::Timeout {
+                        after: self.timeout,
+                    },
+                    &self.key,
+                ));
+            }
+        };
+        log_usage(&reply);
+        Ok(reply)
+    }
+
+    async fn read_stream(
+        &self,
+        bytes: bytes::Bytes,
+        deltas: &dyn EventSink,
+    ) -> Result<ModelReply, ModelError> {
+        let http = |err| map_http_error(err, &self.key);
+        let mut body = match self.http.open(bytes).await.map_err(http)? {
+            Opened::Failed(raw) => return Err(map_status(&raw, &self.key)),
+            Opened::Stream(body) => body,
+        };
+        let mut parser = SseParser::default();
+        let mut assembler = Assembler::default();
+        loop {
+            let Some(chunk) = body.next_chunk(self.stream_idle).await.map_err(http)? else {
+                return Err(map_stream_error(StreamError::Cut, &self.key));
+            };
+            let end = parser.feed(&chunk, |data| {
+                if data == DONE {
+                    return Some(Ok(()));
+                }
+                assembler.apply(data, deltas).err().map(Err)
+            });
+            match end {
+                None => {}
+                Some(Ok(())) => break,
+                Some(Err(err)) => return Err(map_stream_error(err, &self.key)),
+            }
+        }
+        // Dropping the body closes the connection: whatever follows `[DONE]` is not read.
+        drop(body);
+        assembler
+            .finish()
+            .map_err(|err| map_stream_error(err, &self.key))
+    }
+}
+
+fn log_usage(reply: &ModelReply) {
+    if let Some(usage) = &reply.usage {
+        tracing::debug!(
+            prompt = usage.prompt_tokens,
+            completion = usage.completion_tokens,
+            cached = usage.cached_prompt_tokens,
+            "usage"
+        );
+    }
+}
+
+#[async_trait]
+impl ModelClient for OpenAiModel {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        if self.stream == Streaming::On {
+            return self.streamed(request, &NoEvents).await;
+        }
+        let bytes = self.encode(request)?;
         let raw = self
             .http
             .post_json(bytes)
@@ -285,14 +400,18 @@ impl ModelClient for OpenAiModel {
         let response: CreateChatCompletionResponse = serde_json::from_slice(&raw.body)
             .map_err(|err| crate::errors::unparsable(&err, &raw.body, &self.key))?;
         let reply = from_chat_response(response)?;
-        if let Some(usage) = &reply.usage {
-            tracing::debug!(
-                prompt = usage.prompt_tokens,
-                completion = usage.completion_tokens,
-                cached = usage.cached_prompt_tokens,
-                "usage"
-            );
-        }
+        log_usage(&reply);
         Ok(reply)
+    }
+
+    async fn complete_streamed(
+        &self,
+        request: &ModelRequest,
+        deltas: &dyn EventSink,
+    ) -> Result<ModelReply, ModelError> {
+        match self.stream {
+            Streaming::On => self.streamed(request, deltas).await,
+            Streaming::Off => self.complete(request).await,
+        }
     }
 }

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::config::ApiKey;
 use crate::http::{HttpError, RawReply};
+use crate::stream::StreamError;
 
 /// At most this many bytes of a server's text go into an error message: enough to read the
 /// cause, not a megabyte of HTML on the terminal.
@@ -86,11 +87,27 @@ pub(crate) fn map_http_error(error: HttpError, key: &ApiKey) -> ModelError {
         HttpError::TooLarge { .. } => ModelError::InvalidResponse {
             message: error.to_string(),
         },
-        HttpError::Build { .. } | HttpError::Timeout { .. } | HttpError::Transport { .. } => {
-            ModelError::Transport {
-                message: shown(&error.to_string(), key),
-            }
-        }
+        // Retryable (chapter 11): a stalled stream is a dropped connection by another name.
+        HttpError::Build { .. }
+        | HttpError::Timeout { .. }
+        | HttpError::Idle { .. }
+        | HttpError::Transport { .. } => ModelError::Transport {
+            message: shown(&error.to_string(), key),
+        },
+    }
+}
+
+/// A stream that gave no reply. A cut stream is a dropped connection: retryable, like one
+/// (chapter 11 asks again; the CLI shows the new attempt's text without repeating itself).
+/// A stream that arrived whole but does not make a reply is not.
+pub(crate) fn map_stream_error(error: StreamError, key: &ApiKey) -> ModelError {
+    let message = shown(&error.to_string(), key);
+    match error {
+        StreamError::Cut => ModelError::Transport { message },
+        StreamError::Chunk { .. }
+        | StreamError::Server { .. }
+        | StreamError::NoChoices
+        | StreamError::IncompleteCall { .. } => ModelError::InvalidResponse { message },
     }
 }
 

@@ -41,6 +41,12 @@ pub enum HttpError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// A streamed reply sent nothing for this long (`--stream`): the server stalled.
+    #[error("the streamed reply stalled: no data for {} s", .after.as_secs_f64())]
+    Idle {
+        /// The idle deadline.
+        after: Duration,
+    },
     /// Connecting, sending or reading failed.
     #[error("{message}")]
     Transport {
@@ -58,6 +64,58 @@ pub struct RawReply {
     pub retry_after: Option<RetryAfter>,
     /// The body, whole (at most the reply limit).
     pub body: Vec<u8>,
+}
+
+/// What [`HttpLayer::open`] got back.
+#[derive(Debug)]
+pub enum Opened {
+    /// A failure status, its body read whole (at most the reply limit).
+    Failed(RawReply),
+    /// A success status, the body still to be read.
+    Stream(BodyStream),
+}
+
+/// A success reply's body, read chunk by chunk as the server sends it, with the reply limit
+/// counted over the whole body. Dropping it closes the connection: that is how a cancelled
+/// turn (Ctrl-C) stops a streamed reply at once.
+pub struct BodyStream {
+    response: reqwest::Response,
+    read: usize,
+    limit: usize,
+    key: ApiKey,
+}
+
+impl std::fmt::Debug for BodyStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BodyStream")
+            .field("read", &self.read)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BodyStream {
+    /// The next chunk as it arrived, `None` at the end of the body. Fails when nothing
+    /// arrives for `idle`, or when the body grows past the reply limit (the chunk that would
+    /// cross it is not handed out).
+    pub async fn next_chunk(&mut self, idle: Duration) -> Result<Option<bytes::Bytes>, HttpError> {
+        let chunk = match tokio::time::timeout(idle, self.response.chunk()).await {
+            Err(_) => return Err(HttpError::Idle { after: idle }),
+            Ok(Err(err)) => {
+                return Err(HttpError::Transport {
+                    message: self.key.redact(&agent_core::error_chain(&err)),
+                });
+            }
+            Ok(Ok(chunk)) => chunk,
+        };
+        if let Some(chunk) = &chunk {
+            self.read += chunk.len();
+            if self.read > self.limit {
+                return Err(HttpError::TooLarge { limit: self.limit });
+            }
+        }
+        Ok(chunk)
+    }
 }
 
 /// Posts JSON to one URL with one key, once per call.
@@ -139,16 +197,11 @@ impl HttpLayer {
     }
 
     async fn exchange(&self, body: bytes::Bytes) -> Result<RawReply, HttpError> {
-        let mut response = self
-            .client
-            .post(&self.url)
-            // `bearer_auth` marks the header sensitive, so no debug output of it shows the key.
-            .bearer_auth(self.key.expose())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|err| self.transport(&err))?;
+        let response = self.send(body).await?;
+        self.read_whole(response).await
+    }
+
+    async fn read_whole(&self, mut response: reqwest::Response) -> Result<RawReply, HttpError> {
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
@@ -175,6 +228,36 @@ impl HttpLayer {
             retry_after,
             body,
         })
+    }
+
+    /// One POST of `body` whose success reply is handed back unread, to be read as it
+    /// arrives ([`BodyStream`]); a failure status is read whole (bounded) as in
+    /// [`Self::post_json`]. Not bounded in time: the caller bounds the whole exchange,
+    /// reading included (a deadline here would end before the body is read).
+    pub async fn open(&self, body: bytes::Bytes) -> Result<Opened, HttpError> {
+        let response = self.send(body).await?;
+        let status = response.status().as_u16();
+        if (200..300).contains(&status) {
+            return Ok(Opened::Stream(BodyStream {
+                response,
+                read: 0,
+                limit: self.max_reply_bytes,
+                key: self.key.clone(),
+            }));
+        }
+        self.read_whole(response).await.map(Opened::Failed)
+    }
+
+    async fn send(&self, body: bytes::Bytes) -> Result<reqwest::Response, HttpError> {
+        self.client
+            .post(&self.url)
+            // `bearer_auth` marks the header sensitive, so no debug output of it shows the key.
+            .bearer_auth(self.key.expose())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| self.transport(&err))
     }
 
     fn transport(&self, err: &reqwest::Error) -> HttpError {

@@ -8,6 +8,7 @@ pub mod config;
 pub mod env;
 mod errors;
 pub mod http;
+pub mod stream;
 pub mod wire;
 
 pub use client::{OpenAiModel, to_chat_request};
@@ -16,4 +17,5 @@ pub use config::{
 };
 pub use env::ModelEnv;
 pub use http::{DEFAULT_MAX_REPLY_BYTES, HttpError, parse_retry_after};
+pub use stream::{DEFAULT_STREAM_IDLE, StreamError, Streaming};
 pub use wire::{EncodeError, RequestEncoder};

@@ -18,6 +18,8 @@ use bytes::Bytes;
 
 use crate::client::to_chat_request;
 use crate::config::Sampling;
+use crate::stream::Streaming;
+use async_openai::types::chat::ChatCompletionStreamOptions;
 
 /// Appends `text` as a JSON string, escaped exactly as serde_json escapes it: `"` and `\`,
 /// the control characters below U+0020 (`\b \t \n \f \r` by name, the others as `\u00XX` in
@@ -120,6 +122,7 @@ pub struct RequestEncoder {
     model: String,
     sampling: Sampling,
     cache_key: Option<String>,
+    stream: Streaming,
     previous: Mutex<Previous>,
 }
 
@@ -159,8 +162,17 @@ impl RequestEncoder {
             model: model.into(),
             sampling,
             cache_key,
+            stream: Streaming::Off,
             previous: Mutex::new(Previous::default()),
         }
+    }
+
+    /// Asks for a streamed reply ([`Streaming::On`]): the body gains `"stream":true` and
+    /// `"stream_options":{"include_usage":true}`, and nothing else changes. Off (the
+    /// default) writes exactly the non-streaming bytes.
+    pub fn streaming(mut self, stream: Streaming) -> Self {
+        self.stream = stream;
+        self
     }
 
     /// The body for `request`, byte for byte what serde writes for
@@ -248,6 +260,13 @@ impl RequestEncoder {
         };
         let mut envelope = to_chat_request(&self.model, self.sampling, &empty);
         envelope.prompt_cache_key.clone_from(&self.cache_key);
+        if self.stream == Streaming::On {
+            envelope.stream = Some(true);
+            envelope.stream_options = Some(ChatCompletionStreamOptions {
+                include_usage: Some(true),
+                ..ChatCompletionStreamOptions::default()
+            });
+        }
         let bytes = serde_json::to_vec(&envelope)?;
         // `messages` is the first field of async-openai's request type; an update that moved
         // it fails here (and every body test) instead of sending a broken body.

@@ -25,6 +25,18 @@ pub enum AgentEvent {
         /// Shared with the model call: emitting a request copies no message.
         request: Arc<ModelRequest>,
     },
+    /// A piece of the reply's text, the moment a streaming client (`--stream`, chapter 11)
+    /// read it from the server. Only for showing: the reply itself still arrives whole as
+    /// [`AgentEvent::ReplyReceived`], equal to what the non-streaming client returns.
+    ///
+    /// A request that is sent again (a retry after a cut stream, the larger-limit retry, the
+    /// compacted retry after "prompt too long") streams its text again from the start; the
+    /// attempt boundary is the [`AgentEvent::Recovery`] or [`AgentEvent::RequestSent`] before
+    /// it, and a watcher that shows deltas uses it to skip what it already showed.
+    TextDelta {
+        /// The text, as the server sent this piece (never empty).
+        text: String,
+    },
     /// The model answered.
     ReplyReceived(ModelReply),
     /// A tool call is about to run (before hooks and permissions).

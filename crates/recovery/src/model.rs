@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_core::{
-    AgentEvent, EventSink, ModelClient, ModelError, ModelReply, ModelRequest, RecoveryAction,
-    RetryAfter, RetryCause, RetryLimit,
+    AgentEvent, EventSink, ModelClient, ModelError, ModelReply, ModelRequest, NoEvents,
+    RecoveryAction, RetryAfter, RetryCause, RetryLimit,
 };
 use async_trait::async_trait;
 
@@ -215,6 +215,7 @@ impl RecoveringModel {
         &self,
         request: &ModelRequest,
         start: Instant,
+        deltas: &dyn EventSink,
     ) -> Result<ModelReply, ModelError> {
         let mut attempt: u32 = 0;
         loop {
@@ -229,7 +230,7 @@ impl RecoveringModel {
                 None => Box::pin(std::future::pending()),
             };
             let outcome = tokio::select! {
-                outcome = self.current().complete(request) => Some(outcome),
+                outcome = self.current().complete_streamed(request, deltas) => Some(outcome),
                 () = expire => None,
             };
             let Some(outcome) = outcome else {
@@ -321,8 +322,19 @@ impl RecoveringModel {
 #[async_trait]
 impl ModelClient for RecoveringModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        self.complete_streamed(request, &NoEvents).await
+    }
+
+    /// Every attempt streams to `deltas`: a retried one from the start again, after the
+    /// [`RecoveryAction`] event that says why, which is how a watcher knows the text it
+    /// showed is being sent again; a continuation's text follows the part before it.
+    async fn complete_streamed(
+        &self,
+        request: &ModelRequest,
+        deltas: &dyn EventSink,
+    ) -> Result<ModelReply, ModelError> {
         let start = self.clock.now();
-        let reply = self.with_retries(request, start).await?;
-        self.repair_cut_off(request, reply, start).await
+        let reply = self.with_retries(request, start, deltas).await?;
+        self.repair_cut_off(request, reply, start, deltas).await
     }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use agent_core::{Message, ModelError, ModelReply, ModelRequest, RecoveryAction, Usage};
+use agent_core::{EventSink, Message, ModelError, ModelReply, ModelRequest, RecoveryAction, Usage};
 
 use crate::model::RecoveringModel;
 use crate::policy::MAX_TOKENS_CEILING;
@@ -56,6 +56,7 @@ impl RecoveringModel {
         request: &ModelRequest,
         reply: ModelReply,
         start: tokio::time::Instant,
+        deltas: &dyn EventSink,
     ) -> Result<ModelReply, ModelError> {
         if !cut_off(&reply) {
             return Ok(reply);
@@ -66,14 +67,15 @@ impl RecoveringModel {
             max_tokens: Some(max_tokens),
             ..request.clone()
         };
-        let reply = self.with_retries(&larger, start).await?;
+        let reply = self.with_retries(&larger, start, deltas).await?;
         if !cut_off(&reply) {
             return Ok(reply);
         }
         if !reply.tool_calls.is_empty() {
             return self.drop_cut_calls(reply);
         }
-        self.continue_text(request, reply, max_tokens, start).await
+        self.continue_text(request, reply, max_tokens, start, deltas)
+            .await
     }
 
     /// Keeps the calls whose arguments are complete JSON; a cut one is dropped, never run.
@@ -111,6 +113,7 @@ impl RecoveringModel {
         first: ModelReply,
         max_tokens: u32,
         start: tokio::time::Instant,
+        deltas: &dyn EventSink,
     ) -> Result<ModelReply, ModelError> {
         let mut text = first.content.unwrap_or_default();
         let mut usage = first.usage;
@@ -132,6 +135,7 @@ impl RecoveringModel {
                         max_tokens: Some(max_tokens),
                     },
                     start,
+                    deltas,
                 )
                 .await?;
             text.push_str(next.content.as_deref().unwrap_or_default());

@@ -5,4 +5,5 @@
 pub(crate) mod cancel;
 mod line_editor;
 mod recovery;
+mod stream;
 mod terminal;

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::deps::question;
 use super::line_editor::{Ask, Input, Read};
-use crate::observer::CliObserver;
+use crate::observer::{CliObserver, StreamOutput};
 
 /// The exit code of a run ended by Ctrl-C (128 + SIGINT), as shells report it.
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -32,6 +32,9 @@ pub(crate) struct Screen {
     printer: Option<Box<dyn rustyline::ExternalPrinter + Send>>,
     stdout_tty: bool,
     stderr_tty: bool,
+    /// A streamed answer's line is open on stdout (`--stream`): on a terminal, a stderr line
+    /// printed now starts on a line of its own.
+    half_line: bool,
 }
 
 impl Screen {
@@ -40,6 +43,7 @@ impl Screen {
             printer,
             stdout_tty: std::io::stdout().is_terminal(),
             stderr_tty: std::io::stderr().is_terminal(),
+            half_line: false,
         }
     }
 
@@ -63,6 +67,11 @@ impl Screen {
     /// Everything else: stderr (sanitized like [`Self::out`]).
     fn err(&mut self, text: &str) {
         let text = &agent_policy::sanitize(text);
+        let text = &if std::mem::take(&mut self.half_line) && self.stdout_tty && self.stderr_tty {
+            format!("\n{text}")
+        } else {
+            text.to_string()
+        };
         match &mut self.printer {
             Some(printer) if self.stderr_tty => {
                 let _ = printer.print(text.to_string());
@@ -210,6 +219,24 @@ impl Client {
         let EventEnvelope {
             agent, turn, event, ..
         } = envelope;
+        // `--stream`: the answer as it arrives, for a session of one agent (several would
+        // interleave their half lines).
+        if self.agents == 1 {
+            let mut shown = false;
+            for output in self.observer.stream_output(&event) {
+                match output {
+                    StreamOutput::Text(text) => {
+                        self.screen.out(&text);
+                        self.screen.half_line = !text.ends_with('\n');
+                    }
+                    StreamOutput::Notice(line) => self.screen.err(&line),
+                    StreamOutput::AlreadyShown => shown = true,
+                }
+            }
+            if shown {
+                return;
+            }
+        }
         match &event {
             AgentEvent::TurnAnswered { text } => {
                 let text = self.lines_of(&agent, &format!("{text}\n"));

@@ -14,6 +14,7 @@ pub mod line_editor;
 mod memory;
 mod prompt;
 mod run;
+mod streaming;
 mod tasks;
 mod team;
 pub mod trust;
@@ -221,6 +222,13 @@ pub struct RunArgs {
     /// message before each turn's user message, so a new selection keeps the cached history.
     #[arg(long, value_enum, value_name = "WHERE")]
     pub memory_placement: Option<PlacementArg>,
+    /// Chapter 11 on: stream the model's replies (server-sent events) and print the answer
+    /// as it arrives. Off by default before chapter 20.
+    #[arg(long, overrides_with = "no_stream")]
+    pub stream: bool,
+    /// Chapter 11 on: read each reply whole (the default before chapter 20).
+    #[arg(long, overrides_with = "stream")]
+    pub no_stream: bool,
     /// What commands may write: `workspace-write` (the workspace but .git/), `read-only`,
     /// `repository-write` (the workspace with .git/) or `off` (no sandbox). See docs/sandbox.md.
     #[arg(long, value_name = "MODE", default_value = "workspace-write")]

@@ -91,7 +91,12 @@ pub(super) fn retry_policy(args: &RunArgs) -> RetryPolicy {
     }
 }
 
-fn choose_model(features: Features, args: &RunArgs, env: &ModelEnv) -> CliResult<ModelChoice> {
+fn choose_model(
+    features: Features,
+    stream: agent_openai::Streaming,
+    args: &RunArgs,
+    env: &ModelEnv,
+) -> CliResult<ModelChoice> {
     if let Some(script) = &args.script {
         // The message already names the cause; as a chain, `{:#}` would print it twice.
         let model = ScriptBook::from_file(script)
@@ -119,7 +124,9 @@ fn choose_model(features: Features, args: &RunArgs, env: &ModelEnv) -> CliResult
     // Chapter 10 on: one prompt cache key for the whole session (see `session_cache_key`).
     let cache_key = (features.prompt == PromptStyle::Dynamic).then(session_cache_key);
     let build = |config: &agent_openai::OpenAiConfig| -> CliResult<OpenAiModel> {
-        let model = OpenAiModel::new(config).map_err(CliError::usage)?;
+        let model = OpenAiModel::new(config)
+            .map_err(CliError::usage)?
+            .streaming(stream);
         Ok(match &cache_key {
             Some(key) => model.prompt_cache_key(key.clone()),
             None => model,
@@ -173,7 +180,8 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let features = profile.features();
     let placement = memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
-    let model = Arc::new(choose_model(features, args, env)?);
+    let stream = super::streaming::streaming(profile.chapter, features, args)?;
+    let model = Arc::new(choose_model(features, stream, args, env)?);
     let observer = CliObserver::new(args.record.as_deref(), args.record_form).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
         CliError::usage(anyhow::anyhow!(
@@ -181,9 +189,13 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
             path.display()
         ))
     })?;
-    let observer = Arc::new(match args.cache_report {
+    let observer = match args.cache_report {
         Some(_) => observer.with_cache_report(),
         None => observer,
+    };
+    let observer = Arc::new(match stream {
+        agent_openai::Streaming::On => observer.with_streamed_text(),
+        agent_openai::Streaming::Off => observer,
     });
     // Chapter 11 on, Ctrl-C cancels a turn and a second one quits; before, the first one ends
     // the session (and the command running with it).

@@ -1,3 +1,5 @@
 mod adapter;
 mod bounds;
+mod sse_server;
+mod stream;
 mod wire;

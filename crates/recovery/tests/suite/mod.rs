@@ -5,6 +5,7 @@
 mod fallback;
 mod policy;
 mod retry;
+mod stream;
 mod truncation;
 
 use std::collections::VecDeque;

@@ -1,0 +1,30 @@
+//! `--stream` / `--no-stream`: whether the model's replies are streamed (chapter 11 on, the
+//! chapter that owns the transport and its recovery; off by default before chapter 20).
+
+use agent_harness::{Features, ModelFallback};
+use agent_openai::Streaming;
+
+use super::{CliError, CliResult, RunArgs};
+
+/// The streaming the flags ask for, or a usage error before chapter 11: a cut stream is
+/// only safe to show with chapter 11's recovery, which retries it.
+pub(crate) fn streaming(chapter: u8, features: Features, args: &RunArgs) -> CliResult<Streaming> {
+    let asked = args.stream || args.no_stream;
+    // Chapter 11's recovery is what tells the fallback model apart: it is the feature that
+    // retries a cut stream.
+    if asked && features.fallback != ModelFallback::Required {
+        let flag = if args.stream {
+            "--stream"
+        } else {
+            "--no-stream"
+        };
+        return Err(CliError::usage(anyhow::anyhow!(
+            "{flag} needs chapter 11 or later (the chapter that owns the model transport and retries a cut stream); chapter {chapter} reads each reply whole"
+        )));
+    }
+    Ok(if args.stream {
+        Streaming::On
+    } else {
+        Streaming::Off
+    })
+}
