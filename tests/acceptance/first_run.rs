@@ -208,7 +208,7 @@ async fn a_scripted_session_needs_no_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chapter_not_in_the_table_is_refused_without_setting_up_a_model() {
-    let ran = run_chapter("18", Config::Nowhere, &["--prompt", "hi"]).await;
+    let ran = run_chapter("21", Config::Nowhere, &["--prompt", "hi"]).await;
     assert_eq!(
         (
             ran.code,
@@ -219,7 +219,7 @@ async fn a_chapter_not_in_the_table_is_refused_without_setting_up_a_model() {
         (
             Some(2),
             "",
-            "error: there is no chapter 18; chapters are numbered 1 to 17\n",
+            "error: there is no chapter 21; chapters are numbered 1 to 20\n",
             false
         )
     );

@@ -16,7 +16,7 @@ use crate::support::transcript;
 
 /// The team of chapter `chapter`'s profile in `dir`, the lead and each teammate on its
 /// script; how it is built is the harness's fixture (shared with the harness's own tests).
-fn builder(
+pub(crate) fn builder(
     chapter: u8,
     dir: &Path,
     lead: Vec<ModelReply>,

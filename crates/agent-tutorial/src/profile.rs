@@ -82,6 +82,9 @@ const TABLE: &[Profile] = &[
     row(15, Built,   &[C::Teammates, C::Mailbox], "teammates: persistent teammates that talk through durable mailboxes"),
     row(16, Built,   &[C::Protocols, C::PlanGate], "protocols: shutdown and plan approval, requests answered by id"),
     row(17, Built,   &[C::TaskBoard, C::Autonomy], "a shared task board: claims, leases and fencing tokens"),
+    row(18, Built,   &[C::Worktrees],             "worktrees: every claimed task in its own git worktree, nothing lost on removal"),
+    row(19, Planned, &[],                         "MCP servers: trusted before they start, bounded while they run, gone when they end"),
+    row(20, Planned, &[],                         "the full harness: everything on one runner"),
 ];
 
 /// Why a chapter number has no profile to run.
@@ -160,7 +163,8 @@ mod tests {
     #[test]
     fn unknown_and_unbuilt_chapters_are_errors() {
         assert_eq!(Profile::for_chapter(0), Err(ProfileError::Unknown(0)));
-        assert_eq!(Profile::for_chapter(18), Err(ProfileError::Unknown(18)));
+        assert_eq!(Profile::for_chapter(21), Err(ProfileError::Unknown(21)));
+        assert_eq!(Profile::for_chapter(19), Err(ProfileError::NotBuilt(19)));
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub struct AgentDeps {
     /// The session's task board (chapter 17), shared by the lead and its teammates; `None`:
     /// the board feature installs nothing.
     pub board: Option<crate::board_seat::BoardSeat>,
+    /// The repository's worktrees (chapter 18 on), shared by the lead and its teammates;
+    /// `None`: nobody works in a worktree.
+    pub worktrees: Option<agent_worktree::Worktrees>,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -108,6 +111,7 @@ impl AgentDeps {
             trust: Arc::new(agent_trust::TrustAll),
             team: TeamSeat::Alone,
             board: None,
+            worktrees: None,
         }
     }
 }

@@ -49,11 +49,14 @@ pub enum Capability {
     TaskBoard,
     /// Idle teammates claim the board's ready tasks on their own (chapter 17).
     Autonomy,
+    /// Each claimed task in its own git worktree: the lead's worktree tools, a teammate's
+    /// calls routed to its task's worktree (chapter 18).
+    Worktrees,
 }
 
 impl Capability {
     /// Every capability, in the order the chapters add them.
-    pub const ALL: [Capability; 21] = [
+    pub const ALL: [Capability; 22] = [
         Self::Bash,
         Self::Files,
         Self::Policy,
@@ -75,6 +78,7 @@ impl Capability {
         Self::PlanGate,
         Self::TaskBoard,
         Self::Autonomy,
+        Self::Worktrees,
     ];
 
     /// The snake_case name shown by `agent-tutorial chapters`.
@@ -101,6 +105,7 @@ impl Capability {
             Self::PlanGate => "plan_gate",
             Self::TaskBoard => "task_board",
             Self::Autonomy => "autonomy",
+            Self::Worktrees => "worktrees",
         }
     }
 

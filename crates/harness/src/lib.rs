@@ -17,6 +17,7 @@ pub mod bootstrap;
 mod capability;
 mod features;
 mod prompts;
+mod routing;
 pub mod session;
 pub mod team_runtime;
 #[cfg(feature = "test-util")]
@@ -27,7 +28,7 @@ pub use agent_memory::MemoryPlacement;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
 pub use capability::{Capabilities, Capability};
 pub use features::{
-    Autonomy, Board, Features, Input, ModelFallback, PromptStyle, ShellHooks, Team,
+    Autonomy, Board, Features, Input, ModelFallback, PromptStyle, ShellHooks, Team, WorktreeUse,
 };
 pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
 pub use session::{Session, SessionEvent, SessionHandle};

@@ -71,7 +71,7 @@ pub enum TeamSeat {
 /// (`load_skill`) and memory (read only) and what shapes its loop without adding a tool. No
 /// subagents, tasks, jobs or schedules, and no teammates of its own: a teammate works on the
 /// lead's messages.
-const TEAMMATE_CAPABILITIES: [Capability; 14] = [
+const TEAMMATE_CAPABILITIES: [Capability; 15] = [
     Capability::Bash,
     Capability::Files,
     Capability::Policy,
@@ -87,6 +87,8 @@ const TEAMMATE_CAPABILITIES: [Capability; 14] = [
     Capability::Memory,
     // Chapter 17: the board's tools (all but `create_task`), acting as the teammate.
     Capability::TaskBoard,
+    // Chapter 18: its calls routed to the worktree of the task it holds (no tool).
+    Capability::Worktrees,
 ];
 
 /// The trust verdict on the workspace's skills, `None` when there is none. A teammate gets
@@ -214,6 +216,8 @@ pub struct SessionTeam {
     shutdown_deadline: Duration,
     /// The lead's board (chapter 17), given to every teammate.
     board: Option<crate::board_seat::BoardSeat>,
+    /// The repository's worktrees (chapter 18), given to every teammate.
+    worktrees: Option<agent_worktree::Worktrees>,
     /// Stops every poll to look again at whether it should go on (mail, a shutdown, the end).
     stop_polls: Arc<tokio::sync::Notify>,
     state: Mutex<State>,
@@ -268,6 +272,7 @@ pub fn attach(
         teammate_deps: setup.teammate_deps,
         shutdown_deadline: setup.shutdown_deadline,
         board: lead_deps.board.clone(),
+        worktrees: lead_deps.worktrees.clone(),
         stop_polls: Arc::default(),
         state: Mutex::new(State {
             // Mail from an earlier session may wait for the lead.
@@ -392,6 +397,7 @@ impl TeamRuntime for SessionTeam {
         let mut deps = (self.teammate_deps)(&name, &self.joiner).map_err(RuntimeError::Other)?;
         deps.id = name.clone();
         deps.board = self.board.clone();
+        deps.worktrees = self.worktrees.clone();
         deps.team = TeamSeat::Teammate {
             tools: self.tools(),
             plan: spec.plan,

@@ -76,6 +76,11 @@ pub struct TeamBuilder {
     questions: Questions,
     shutdown_deadline: Duration,
     board: Option<crate::board_seat::BoardSeat>,
+    worktrees: Option<agent_worktree::Worktrees>,
+    /// Answers for the lead instead of its script (a model that answers from the request).
+    lead_model: Option<Arc<dyn ModelClient>>,
+    /// Answers for every teammate with no script, instead of [`Unscripted`].
+    mate_model: Option<Arc<dyn ModelClient>>,
 }
 
 impl std::fmt::Debug for TeamBuilder {
@@ -133,6 +138,25 @@ impl TeamBuilder {
         self
     }
 
+    /// The repository's worktrees, given to every agent (chapter 18 on; none by default).
+    pub fn worktrees(mut self, trees: agent_worktree::Worktrees) -> Self {
+        self.worktrees = Some(trees);
+        self
+    }
+
+    /// `model` answers for the lead instead of its script ([`TeamFixture::run`] then has no
+    /// script to check: drive the session).
+    pub fn lead_model(mut self, model: Arc<dyn ModelClient>) -> Self {
+        self.lead_model = Some(model);
+        self
+    }
+
+    /// `model` answers for every teammate that has no script.
+    pub fn mate_model(mut self, model: Arc<dyn ModelClient>) -> Self {
+        self.mate_model = Some(model);
+        self
+    }
+
     /// Who answers the teammates' questions.
     pub fn questions(mut self, questions: Questions) -> Self {
         self.questions = questions;
@@ -149,14 +173,20 @@ impl TeamBuilder {
             .into_iter()
             .map(|(name, replies)| (name, scripted(replies)))
             .collect();
-        let mut deps = AgentDeps::new(lead_model.clone(), workspace.clone());
+        let lead: Arc<dyn ModelClient> = match self.lead_model {
+            Some(model) => model,
+            None => lead_model.clone(),
+        };
+        let mut deps = AgentDeps::new(lead, workspace.clone());
         deps.events = session.sink(&AgentId::lead());
         deps.approval = Some(Arc::new(StaticApproval::ApproveAll));
         deps.trust = self.trust.clone();
         deps.cron_clock = self.clock.clone();
         deps.board = self.board;
+        deps.worktrees = self.worktrees;
         let (scripts, ws, trust) = (mates.clone(), workspace.clone(), self.trust);
-        let (unscripted, questions) = (self.unscripted, self.questions);
+        let (unscripted, questions, mate_model) =
+            (self.unscripted, self.questions, self.mate_model);
         let setup = TeamSetup {
             workspace,
             clock: self.clock,
@@ -164,6 +194,9 @@ impl TeamBuilder {
             teammate_deps: Arc::new(move |name, joiner| {
                 let model: Arc<dyn ModelClient> = match scripts.get(name.as_str()) {
                     Some(model) => model.clone(),
+                    None if mate_model.is_some() => {
+                        mate_model.clone().unwrap_or_else(|| Arc::new(Silent))
+                    }
                     None if unscripted == Unscripted::Silent => Arc::new(Silent),
                     None => scripted(vec![]),
                 };
@@ -218,6 +251,9 @@ impl TeamFixture {
             questions: Questions::default(),
             shutdown_deadline: SHUTDOWN_DEADLINE,
             board: None,
+            worktrees: None,
+            lead_model: None,
+            mate_model: None,
         }
     }
 

@@ -18,6 +18,7 @@ mod streaming;
 mod tasks;
 mod team;
 pub mod trust;
+mod worktrees;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

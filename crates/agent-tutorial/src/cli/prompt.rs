@@ -69,6 +69,13 @@ pub fn first_request(
     if profile.features().board == agent_harness::Board::Shared {
         deps.board = Some(agent_harness::board_seat::BoardSeat::preview());
     }
+    // Chapter 18 on: the worktree tools; building them runs no git and writes nothing.
+    if profile.features().worktrees == agent_harness::WorktreeUse::On {
+        deps.worktrees = Some(agent_worktree::Worktrees::new(
+            agent_worktree::Git::new(&deps.workspace),
+            Arc::new(agent_workspace::SystemClock),
+        ));
+    }
     let agent = build_preview_agent(profile, deps, prompt).map_err(CliError::usage)?;
     runtime()?
         .block_on(agent.preview_request(prompt))

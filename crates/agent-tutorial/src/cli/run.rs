@@ -237,6 +237,10 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         let board = super::board::open(&workspace, args.board.as_deref(), &rt)?;
         deps.board = Some(agent_harness::board_seat::BoardSeat::new(board));
     }
+    // Chapter 18 on: the repository's worktrees, reconciled before the first turn.
+    if features.worktrees == agent_harness::WorktreeUse::On {
+        deps.worktrees = Some(super::worktrees::open(&workspace, &rt));
+    }
     // Chapter 15 on: the lead can start teammates, each one more agent of this session.
     let team = super::team::attach(
         &mut session,

@@ -39,6 +39,8 @@ pub(crate) enum ToolSlot {
     Tasks,
     /// The task-board tools (chapter 17), after the task list's.
     Board,
+    /// The lead's worktree tools (chapter 18), after the board's.
+    Worktrees,
     /// The schedule tools (chapter 14).
     Cron,
     /// `spawn_teammate` (chapter 15).
@@ -138,6 +140,8 @@ pub(crate) struct Assembly<'a> {
     pub(crate) scheduler: Option<Arc<Scheduler>>,
     /// The per-turn memory lifecycle (chapter 9 on).
     pub(crate) memory: Option<Arc<MemorySession>>,
+    /// Where a teammate's `bash` and file tools run (chapter 18 on): `None`, the workspace.
+    pub(crate) route: Option<Arc<crate::routing::Router>>,
     /// Where the selected memories go.
     pub(crate) memory_placement: MemoryPlacement,
     /// Whether the agent's turns save memories.
@@ -169,6 +173,7 @@ impl<'a> Assembly<'a> {
             jobs: None,
             scheduler: None,
             memory: None,
+            route: None,
             memory_placement: MemoryPlacement::Prompt,
             memory_use: MemoryUse::ReadWrite,
         }

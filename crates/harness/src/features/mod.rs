@@ -29,6 +29,7 @@ mod task_board;
 mod task_graph;
 mod teammates;
 mod todo;
+mod worktrees;
 
 pub(crate) use assembly::{Assembly, ChildAssembly, StartSelection, ToolSlot};
 
@@ -55,7 +56,7 @@ pub(crate) trait Feature: Sync {
 /// gate, the hooks, the jobs `bash` hands work to), and the history processors run in the order
 /// their features are installed. Where tools go in the registry is their [`ToolSlot`]'s
 /// business, where prompt sections go their order's, so neither depends on this table.
-pub(crate) const FEATURES: [&dyn Feature; 21] = [
+pub(crate) const FEATURES: [&dyn Feature; 22] = [
     // Wraps the model every later feature captures (memory, compaction, subagents).
     &recovery::Recovery,
     // A teammate's rule, added to the pipeline the policy feature builds next.
@@ -66,6 +67,9 @@ pub(crate) const FEATURES: [&dyn Feature; 21] = [
     &hooks::Hooks,
     // Wraps the hooks (fencing) and the model (renewal) every later feature captures.
     &task_board::TaskBoard,
+    // The lead's worktree tools, and the routing `bash` and the file tools of a teammate
+    // take (so before them).
+    &worktrees::Worktrees,
     // The jobs `bash` hands background commands to.
     &background::Background,
     // These four also give a subagent its tools.
@@ -178,6 +182,18 @@ pub struct Features {
     pub board: Board,
     /// Whether idle teammates claim the board's ready tasks on their own (chapter 17).
     pub autonomy: Autonomy,
+    /// Whether claimed tasks get their own git worktrees (chapter 18).
+    pub worktrees: WorktreeUse,
+}
+
+/// Whether the session's tasks can have worktrees (chapter 18 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorktreeUse {
+    /// Every agent works in the workspace's root.
+    Off,
+    /// A front end opens the repository's worktrees ([`agent_worktree::Worktrees`]),
+    /// reconciles them at start, and gives them to every agent.
+    On,
 }
 
 /// Whether the session has a task board (chapter 17 on).
@@ -217,6 +233,7 @@ impl Features {
             protocols: agent_team::Protocols::Off,
             board: Board::None,
             autonomy: Autonomy::Off,
+            worktrees: WorktreeUse::Off,
         };
         for feature in installed {
             feature.describe(&mut features);

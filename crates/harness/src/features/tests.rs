@@ -55,7 +55,8 @@ fn no_source_tests_a_named_capability() {
 
 /// What a front end is told follows the chapters: plain lines and a session-ending Ctrl-C
 /// before recovery, a fixed prompt before chapter 10, hooks from chapter 4, a team from
-/// chapter 15, its protocols from chapter 16 and its board and autonomy from chapter 17.
+/// chapter 15, its protocols from chapter 16, its board and autonomy from chapter 17 and
+/// worktrees from chapter 18.
 #[test]
 fn the_answers_follow_the_capabilities() {
     let up_to = |last: Capability| -> Capabilities {
@@ -74,6 +75,7 @@ fn the_answers_follow_the_capabilities() {
             protocols: agent_team::Protocols::Off,
             board: Board::None,
             autonomy: Autonomy::Off,
+            worktrees: WorktreeUse::Off,
         }
     );
     assert_eq!(
@@ -88,6 +90,7 @@ fn the_answers_follow_the_capabilities() {
             protocols: agent_team::Protocols::Off,
             board: Board::None,
             autonomy: Autonomy::Off,
+            worktrees: WorktreeUse::Off,
         }
     );
     assert_eq!(
@@ -102,6 +105,7 @@ fn the_answers_follow_the_capabilities() {
             protocols: agent_team::Protocols::Off,
             board: Board::None,
             autonomy: Autonomy::Off,
+            worktrees: WorktreeUse::Off,
         }
     );
     assert_eq!(
@@ -116,6 +120,7 @@ fn the_answers_follow_the_capabilities() {
             protocols: agent_team::Protocols::Off,
             board: Board::None,
             autonomy: Autonomy::Off,
+            worktrees: WorktreeUse::Off,
         }
     );
     assert_eq!(
@@ -130,6 +135,7 @@ fn the_answers_follow_the_capabilities() {
             protocols: agent_team::Protocols::On,
             board: Board::None,
             autonomy: Autonomy::Off,
+            worktrees: WorktreeUse::Off,
         }
     );
     assert_eq!(
@@ -144,6 +150,11 @@ fn the_answers_follow_the_capabilities() {
             protocols: agent_team::Protocols::On,
             board: Board::Shared,
             autonomy: Autonomy::On,
+            worktrees: WorktreeUse::Off,
         }
+    );
+    assert_eq!(
+        Features::of(up_to(Capability::Worktrees)).worktrees,
+        WorktreeUse::On
     );
 }
