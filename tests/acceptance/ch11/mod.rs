@@ -4,6 +4,7 @@
 
 pub(crate) mod cancel;
 mod line_editor;
+mod output;
 mod recovery;
 mod stream;
 mod terminal;

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 
 use super::deps::question;
 use super::line_editor::{Ask, Input, Read};
+use super::output::{OutputFormat, Summary, event_line};
 use crate::observer::{CliObserver, StreamOutput};
 
 /// The exit code of a run ended by Ctrl-C (128 + SIGINT), as shells report it.
@@ -140,6 +141,10 @@ pub(crate) struct Client {
     pub(crate) width: usize,
     /// The person ended the session (`exit`, end of input): nothing more is read.
     pub(crate) closing: bool,
+    /// What stdout gets (`--output-format`).
+    pub(crate) format: OutputFormat,
+    /// What `--output-format json` prints at the end, counted as the events pass.
+    pub(crate) summary: Arc<std::sync::Mutex<Summary>>,
 }
 
 impl Client {
@@ -216,6 +221,23 @@ impl Client {
     }
 
     fn on_agent_event(&mut self, envelope: EventEnvelope) {
+        match self.format {
+            OutputFormat::Text => {}
+            OutputFormat::Json => {
+                self.summary
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .record(&envelope);
+                return;
+            }
+            OutputFormat::StreamJson => {
+                // Already escaped for the terminal (`output::json_text`).
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", event_line(&envelope));
+                let _ = out.flush();
+                return;
+            }
+        }
         let EventEnvelope {
             agent, turn, event, ..
         } = envelope;

@@ -12,6 +12,7 @@ pub mod deps;
 pub mod hint;
 pub mod line_editor;
 mod memory;
+pub mod output;
 mod prompt;
 mod run;
 mod streaming;
@@ -230,6 +231,10 @@ pub struct RunArgs {
     /// Chapter 11 on: read each reply whole (the default before chapter 20).
     #[arg(long, overrides_with = "stream")]
     pub no_stream: bool,
+    /// Chapter 11 on, with `--prompt`: what stdout gets — `text` (the answer), `json` (one
+    /// object when the run ends) or `stream-json` (one object per event as it happens).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = output::OutputFormat::Text)]
+    pub output_format: output::OutputFormat,
     /// What commands may write: `workspace-write` (the workspace but .git/), `read-only`,
     /// `repository-write` (the workspace with .git/) or `off` (no sandbox). See docs/sandbox.md.
     #[arg(long, value_name = "MODE", default_value = "workspace-write")]

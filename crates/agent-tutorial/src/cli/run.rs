@@ -281,6 +281,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let events = session
         .take_events()
         .ok_or_else(|| CliError::runtime(anyhow::anyhow!("the session has no event stream")))?;
+    let summary = Arc::new(std::sync::Mutex::new(super::output::Summary::default()));
     let client = Client {
         handle: handle.clone(),
         lead,
@@ -298,7 +299,10 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         scheduled: BTreeSet::new(),
         width: terminal_width(),
         closing: false,
+        format: args.output_format,
+        summary: summary.clone(),
     };
+    let started = std::time::Instant::now();
     let end = rt.block_on(async {
         let signals = forward_signals(handle).map_err(CliError::runtime)?;
         let session = tokio::spawn(async move { session.run(mode).await });
@@ -309,6 +313,14 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         Ok::<_, CliError>(end)
     })?;
     terminal_mode.restore();
+    if args.output_format == super::output::OutputFormat::Json {
+        let summary = std::mem::take(
+            &mut *summary
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        println!("{}", summary.finish(started.elapsed(), &end));
+    }
     // Also after a failed run: the requests that were sent are what the report is about.
     if let Some(format) = args.cache_report {
         let format = if args.json {

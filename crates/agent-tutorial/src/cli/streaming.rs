@@ -4,10 +4,12 @@
 use agent_harness::{Features, ModelFallback};
 use agent_openai::Streaming;
 
+use super::output::OutputFormat;
 use super::{CliError, CliResult, RunArgs};
 
 /// The streaming the flags ask for, or a usage error before chapter 11: a cut stream is
-/// only safe to show with chapter 11's recovery, which retries it.
+/// only safe to show with chapter 11's recovery, which retries it. `--output-format` is
+/// checked here too: chapter 11 on, one-shot runs only.
 pub(crate) fn streaming(chapter: u8, features: Features, args: &RunArgs) -> CliResult<Streaming> {
     let asked = args.stream || args.no_stream;
     // Chapter 11's recovery is what tells the fallback model apart: it is the feature that
@@ -21,6 +23,18 @@ pub(crate) fn streaming(chapter: u8, features: Features, args: &RunArgs) -> CliR
         return Err(CliError::usage(anyhow::anyhow!(
             "{flag} needs chapter 11 or later (the chapter that owns the model transport and retries a cut stream); chapter {chapter} reads each reply whole"
         )));
+    }
+    if args.output_format != OutputFormat::Text {
+        if features.fallback != ModelFallback::Required {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--output-format needs chapter 11 or later (the chapter whose events a script can rely on); chapter {chapter} prints text"
+            )));
+        }
+        if args.prompt.is_none() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--output-format is for one-shot runs: give the prompt with --prompt"
+            )));
+        }
     }
     Ok(if args.stream {
         Streaming::On
