@@ -5,6 +5,13 @@
 //! The tools are registered once with the specs the root's tools have (so the request bytes do
 //! not depend on where the teammate works); each call asks the [`Router`] where it runs and is
 //! handed to the same tools built for that workspace.
+//!
+//! Routing follows the claim, call by call (a batch runs in order): a call made after the
+//! teammate completed or released its task — or with no claim at all — runs at the repository's
+//! root, as in chapter 17. Worktrees keep concurrent tasks' files apart; they are not a wall
+//! around a teammate, which could work at the root without a claim anyway (the sandbox and the
+//! permission pipeline are those walls). A lost claim is not a way out either: chapter 17's
+//! fencing refuses the turn's writes before any routing.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
