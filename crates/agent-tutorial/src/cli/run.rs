@@ -290,7 +290,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         mode: client_mode,
         prompt: format!("ch{:02} >> ", profile.chapter),
         // With a team every line says who said it, the lead's too.
-        agents: if team { 2 } else { session.agents().len() },
+        agents: if team.is_some() {
+            2
+        } else {
+            session.agents().len()
+        },
         asks,
         reading: None,
         questions: VecDeque::new(),
@@ -313,6 +317,9 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         Ok::<_, CliError>(end)
     })?;
     terminal_mode.restore();
+    if let Some(team) = &team {
+        super::team::close(team);
+    }
     if args.output_format == super::output::OutputFormat::Json {
         let summary = std::mem::take(
             &mut *summary

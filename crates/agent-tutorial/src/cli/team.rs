@@ -9,7 +9,7 @@ use agent_core::AgentId;
 use agent_cron::SystemClock;
 use agent_harness::session::Session;
 use agent_harness::team_runtime::{
-    SHUTDOWN_DEADLINE, TeamSetup, TeammateDeps, attach as attach_team,
+    SHUTDOWN_DEADLINE, SessionTeam, TeamSetup, TeammateDeps, attach as attach_team,
 };
 use agent_policy::sanitize;
 use agent_team::{MailKind, Mailbox, TeamFile};
@@ -34,7 +34,7 @@ pub(super) fn attach(
     args: &RunArgs,
     model: &Arc<ModelChoice>,
     terminal: bool,
-) -> CliResult<bool> {
+) -> CliResult<Option<Arc<SessionTeam>>> {
     let spec = crate::agents::spec(profile).map_err(CliError::usage)?;
     let workspace = lead_deps.workspace.clone();
     let (args, model) = (args.clone(), model.clone());
@@ -74,8 +74,16 @@ pub(super) fn attach(
         shutdown_deadline: SHUTDOWN_DEADLINE,
         teammate_deps,
     };
-    let team = attach_team(session, &spec, lead_deps, setup).map_err(CliError::runtime)?;
-    Ok(team.is_some())
+    attach_team(session, &spec, lead_deps, setup).map_err(CliError::runtime)
+}
+
+/// After the session ended: what a cut-short teammate turn still holds goes back to `ready`
+/// (the session's end tried once; this is the retry), and what cannot is said, escaped. The
+/// next session's start puts it back otherwise.
+pub(super) fn close(team: &SessionTeam) {
+    if let Err(err) = team.close() {
+        eprintln!("team: {}", agent_policy::escape_controls(&err.to_string()));
+    }
 }
 
 #[derive(Debug, Args)]
