@@ -35,6 +35,7 @@ pub(super) fn attach(
 ) -> CliResult<bool> {
     let spec = crate::agents::spec(profile).map_err(CliError::usage)?;
     let workspace = lead_deps.workspace.clone();
+    let one_shot = args.prompt.is_some();
     let (args, model) = (args.clone(), model.clone());
     let ws = workspace.clone();
     // A teammate reads the project's memory where the lead's chapter places it.
@@ -72,6 +73,13 @@ pub(super) fn attach(
         teammate_deps,
     };
     let team = attach_team(session, &spec, lead_deps, setup).map_err(CliError::runtime)?;
+    // Chapter 17, one-shot: nobody adds tasks after the prompt, so a teammate that finds
+    // nothing open rests at once instead of keeping the run going for the idle limit.
+    if let Some(team) = &team
+        && one_shot
+    {
+        team.set_idle_limit(std::time::Duration::ZERO);
+    }
     Ok(team.is_some())
 }
 

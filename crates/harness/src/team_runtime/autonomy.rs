@@ -66,6 +66,14 @@ impl SessionTeam {
         self.state().autonomy = config;
     }
 
+    /// Sets the idle limit, when autonomy is on (a one-shot run has no person to add tasks
+    /// later: its teammates rest as soon as nothing is open).
+    pub fn set_idle_limit(&self, limit: Duration) {
+        if let Some(config) = &mut self.state().autonomy {
+            config.idle_limit = limit;
+        }
+    }
+
     /// `agent` is idle and has no mail: its claimed task if one waits, else a poll starts.
     fn idle(&self, agent: &AgentId) -> Option<Delivery> {
         if agent.is_lead() {
