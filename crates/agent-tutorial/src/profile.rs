@@ -29,9 +29,9 @@ pub enum Status {
 /// assert_eq!(caps.first(), Some(&Capability::Bash));
 /// assert_eq!(caps.last(), Some(&Capability::Skills));
 /// assert!(!caps.contains(&Capability::Compaction));
-/// // A chapter in the table but not built yet is refused, saying so.
-/// let next = Profile::planned().next().unwrap().chapter;
-/// assert_eq!(Profile::for_chapter(next), Err(ProfileError::NotBuilt(next)));
+/// // Every chapter of the table is built; one past it is refused, saying so.
+/// assert_eq!(Profile::planned().next(), None);
+/// assert_eq!(Profile::for_chapter(18), Err(ProfileError::Unknown(18)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
