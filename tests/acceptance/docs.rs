@@ -249,6 +249,8 @@ fn run_block(code: &str, cwd: &Path, scratch: &Path, bin_dir: &Path, scripts: &P
         .env("XDG_CONFIG_HOME", scratch.join("config"))
         .env("HOME", scratch.join("home"))
         .env_remove("RUST_LOG")
+        // Chapter 17's board is the workspace's SQLite file.
+        .env_remove("AGENT_TUTORIAL_BOARD")
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap());

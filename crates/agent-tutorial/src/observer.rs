@@ -264,6 +264,13 @@ impl CliObserver {
             }
             // The marker line of a scheduled run (chapter 14); the prompt in it is the model's.
             AgentEvent::ScheduleDue { marker, .. } => escape_controls(marker),
+            // A board change (chapter 17): `[board] #3 claimed by ann: the subject`; the subject
+            // is a model's or a repository's.
+            AgentEvent::TaskChanged {
+                id,
+                subject,
+                status,
+            } => format!("[board] #{id} {status}: {}", escape_controls(subject)),
             _ => return None,
         };
         Some(format!("{line}\n"))

@@ -29,9 +29,10 @@ pub enum Status {
 /// assert_eq!(caps.first(), Some(&Capability::Bash));
 /// assert_eq!(caps.last(), Some(&Capability::Skills));
 /// assert!(!caps.contains(&Capability::Compaction));
-/// // A chapter in the table but not built yet is refused, saying so.
+/// // A chapter in the table but not built yet is refused, saying so; one past it too.
 /// let next = Profile::planned().next().unwrap().chapter;
 /// assert_eq!(Profile::for_chapter(next), Err(ProfileError::NotBuilt(next)));
+/// assert_eq!(Profile::for_chapter(21), Err(ProfileError::Unknown(21)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {

@@ -44,7 +44,7 @@ fn id_schema(description: &str) -> Value {
 }
 
 fn token_schema() -> Value {
-    json!({"type": "string", "minLength": 1, "description": "The claim_token claim_task gave you."})
+    json!({"type": "string", "minLength": 1, "description": "The claim_token claim_task gave you; leave out for the claim you hold on this task."})
 }
 
 /// The six specs, in registration order.
@@ -105,7 +105,7 @@ pub fn specs() -> [ToolSpec; 6] {
                     "claim_token": token_schema(),
                     "result": {"type": "string", "minLength": 1, "description": "What you did and found."}
                 },
-                "required": ["task_id", "claim_token", "result"]
+                "required": ["task_id", "result"]
             }),
         ),
         ToolSpec::new(
@@ -119,7 +119,7 @@ pub fn specs() -> [ToolSpec; 6] {
                     "claim_token": token_schema(),
                     "reason": {"type": "string", "minLength": 1, "description": "One line: why."}
                 },
-                "required": ["task_id", "claim_token", "reason"]
+                "required": ["task_id", "reason"]
             }),
         ),
     ]
@@ -135,6 +135,11 @@ pub trait ClaimObserver: Send + Sync + std::fmt::Debug {
     fn claimed(&self, _task: &Task, _claim: &Claim) {}
     /// The caller's claim `token` on `task` ended (`task` as it is now).
     fn ended(&self, _task: &Task, _token: &ClaimToken, _end: ClaimEnd) {}
+    /// The token the caller was last given for `task` and has not ended: what
+    /// `complete_task` and `release_task` use when the model leaves the token out.
+    fn token(&self, _task: TaskId) -> Option<ClaimToken> {
+        None
+    }
 }
 
 /// Registers the tools for `caller`: all six for the lead, all but `create_task` for a
@@ -227,7 +232,7 @@ struct TaskArgs {
 #[serde(deny_unknown_fields)]
 struct FinishArgs {
     task_id: i64,
-    claim_token: String,
+    claim_token: Option<String>,
     #[serde(alias = "reason")]
     result: String,
 }
@@ -291,7 +296,22 @@ impl ToolHandler for BoardTool {
             }
             Kind::Complete | Kind::Release => {
                 let args: FinishArgs = parse_arguments(call)?;
-                let (id, token) = (TaskId(args.task_id), ClaimToken(args.claim_token));
+                let id = TaskId(args.task_id);
+                // Without a token: the one the runtime knows this caller was given for the
+                // task. Still fenced: a lost claim's token is refused as any stale one is.
+                let token = match args.claim_token {
+                    Some(token) => ClaimToken(token),
+                    None => self
+                        .observer
+                        .as_ref()
+                        .and_then(|o| o.token(id))
+                        .ok_or_else(|| {
+                            ToolFailure::new(
+                                FailureCode::TaskClaimMismatch,
+                                format!("you hold no claim on task {id}; claim it first"),
+                            )
+                        })?,
+                };
                 if self.kind == Kind::Complete {
                     let task = board
                         .complete(&self.caller, id, &token, &args.result)

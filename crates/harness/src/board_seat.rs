@@ -298,6 +298,17 @@ impl ClaimObserver for AgentClaims {
         // A completion may make a waiting task ready; a release gives one back.
         self.book.changed.notify_waiters();
     }
+
+    fn token(&self, task: TaskId) -> Option<ClaimToken> {
+        // The newest claim on it, lost or not: a lost one is refused by the board with the
+        // reason (the lease ran out), which is what the model should read.
+        self.book
+            .held(&self.owner)
+            .iter()
+            .rev()
+            .find(|h| h.task == task)
+            .map(|h| h.token.clone())
+    }
 }
 
 /// The model an agent with a board asks: each request first renews the agent's claims.

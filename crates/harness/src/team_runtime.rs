@@ -168,11 +168,17 @@ struct State {
     autonomy: Option<AutonomyConfig>,
     /// Each teammate's plan requirement, for the gate checked before a claim.
     plans: BTreeMap<AgentId, PlanRequirement>,
+    /// Agents whose first message's turn has ended (a teammate polls only after it).
+    started: BTreeSet<AgentId>,
     /// Teammates whose poll runs.
     polling: BTreeSet<AgentId>,
     /// Teammates that found no open task for the idle limit: their poll looks only when the
     /// board changes.
     resting: BTreeSet<AgentId>,
+    /// Teammates that gave a task back unfinished: no poll until their next message.
+    parked: BTreeSet<AgentId>,
+    /// Teammates whose unfinished task is being given back.
+    releasing: BTreeSet<AgentId>,
     /// A task a poll claimed, waiting for its teammate's next turn.
     ready: BTreeMap<AgentId, (agent_board::Task, agent_board::Claim)>,
     /// The claim each agent's running task turn works on.

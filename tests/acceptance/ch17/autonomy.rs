@@ -116,7 +116,7 @@ async fn idle_teammates_take_every_task_once_and_none_before_what_it_waits_for()
             .await
             .unwrap();
     }
-    let (mut session, team) = autonomous_team(&workspace, &board, lead);
+    let (mut session, team) = autonomous_team(&workspace, &board, lead, worker);
     let mut events = session.take_events().unwrap();
     session.handle().submit(Op::Prompt {
         agent: AgentId::lead(),
@@ -222,6 +222,7 @@ fn autonomous_team(
     workspace: &Workspace,
     board: &Arc<SqliteBoard>,
     lead: fn(&ModelRequest) -> ModelReply,
+    worker: fn(&ModelRequest) -> ModelReply,
 ) -> (Session, Arc<SessionTeam>) {
     let seat = BoardSeat::new(Arc::clone(board) as Arc<dyn TaskBoard>);
     let mut session = Session::new(Interrupts::CancelTurn);
@@ -282,7 +283,7 @@ async fn a_teammate_whose_plan_is_not_approved_claims_nothing() {
         })
         .await
         .unwrap();
-    let (mut session, team) = autonomous_team(&workspace, &board, gated_lead);
+    let (mut session, team) = autonomous_team(&workspace, &board, gated_lead, worker);
     session.handle().submit(Op::Prompt {
         agent: AgentId::lead(),
         text: "Get the board done.".into(),
@@ -316,4 +317,74 @@ fn tick_board(workspace: &Workspace) -> Arc<SqliteBoard> {
         )
         .unwrap(),
     )
+}
+
+/// A lead that starts one teammate.
+fn one_mate_lead(request: &ModelRequest) -> ModelReply {
+    match last_text(request) {
+        ("user", text) if text == "Get the board done." => tool_round(vec![call(
+            "ann",
+            "spawn_teammate",
+            json!({"name": "ann", "role": "takes board tasks", "prompt": "Stand by."}),
+        )]),
+        ("user", text) if text.starts_with("Existing memories:") => ModelReply::text("[]"),
+        _ => ModelReply::text("Noted."),
+    }
+}
+
+/// A teammate that never completes what it is given.
+fn quitter(request: &ModelRequest) -> ModelReply {
+    match last_text(request) {
+        ("user", text) if text.starts_with("<board-task ") => ModelReply::text("I could not."),
+        _ => ModelReply::text("Ready."),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_turn_that_ends_without_completing_gives_the_task_back_once() {
+    let dir = workspace();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let board = tick_board(&workspace);
+    board
+        .create(NewTask {
+            subject: "step 1".into(),
+            ..NewTask::default()
+        })
+        .await
+        .unwrap();
+    let (mut session, team) = autonomous_team(&workspace, &board, one_mate_lead, quitter);
+    session.handle().submit(Op::Prompt {
+        agent: AgentId::lead(),
+        text: "Get the board done.".into(),
+    });
+    session.run(Mode::OneShot).await;
+    // Claimed once, given back with the reason, and not claimed again: the teammate waits
+    // for a message (the lead was told), so a model that never completes cannot loop.
+    let history: Vec<(String, Option<agent_board::ClaimEnd>, Option<String>)> = board
+        .history(TaskId(1))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.owner.to_string(), c.ended.map(|(end, _)| end), c.reason))
+        .collect();
+    assert_eq!(
+        history,
+        [(
+            "ann".to_string(),
+            Some(agent_board::ClaimEnd::Released),
+            Some("the turn ended without complete_task".to_string())
+        )]
+    );
+    let task = board.get(TaskId(1)).await.unwrap();
+    assert_eq!(
+        (task.status, task.holder),
+        (agent_board::Status::Pending, None)
+    );
+    assert_eq!(
+        team.mailbox().counts(&AgentId::lead()).unwrap(),
+        agent_team::Counts {
+            done: 2,
+            ..agent_team::Counts::default()
+        }
+    );
 }

@@ -98,3 +98,29 @@ async fn tasks_board_lists_and_shows_the_board_with_its_claims_and_escapes_what_
         .code(2)
         .stderr("error: there is no task #9; list_tasks shows the ids\n");
 }
+
+/// The board file planted as a link out of the workspace: a run and `tasks --board` refuse it
+/// before anything is opened, and the file it points at is unchanged.
+#[test]
+fn a_board_file_linked_outside_is_refused_by_a_run_and_by_tasks() {
+    let dir = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("precious.db");
+    std::fs::write(&target, "not yours\n").unwrap();
+    std::fs::create_dir_all(dir.path().join(".agent_tutorial")).unwrap();
+    std::os::unix::fs::symlink(&target, dir.path().join(".agent_tutorial/board.sqlite3")).unwrap();
+    let refused = "error: the board file `.agent_tutorial/board.sqlite3` is a symbolic link, not a regular file\n";
+    command("agent-tutorial", dir.path())
+        .args(["tasks", "--board", "list"])
+        .assert()
+        .code(1)
+        .stderr(refused);
+    let script = dir.path().join("s.json");
+    std::fs::write(&script, r#"[{"content": "never asked"}]"#).unwrap();
+    command("ch17", dir.path())
+        .args(["--script", script.to_str().unwrap(), "--prompt", "hi"])
+        .assert()
+        .code(1)
+        .stderr(refused);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "not yours\n");
+}

@@ -58,10 +58,14 @@ pub(super) fn show(workspace: &Workspace, url: &str, view: View) -> CliResult<St
         url.to_string()
     };
     let board: Arc<dyn TaskBoard> = if url.is_empty() {
-        let path = workspace
-            .inside(&format!("{STATE_DIR}/{BOARD_FILE}"))
-            .map_err(CliError::runtime)?;
-        if workspace.kind(&path).map_err(CliError::runtime)?.is_none() {
+        // The folder resolved, the file name joined as is: a link at the file itself is seen
+        // (and refused by the open below), never followed.
+        let folder = workspace.inside(STATE_DIR).map_err(CliError::runtime)?;
+        let missing = match folder.child(BOARD_FILE) {
+            Some(path) => workspace.kind(&path).map_err(CliError::runtime)?.is_none(),
+            None => false,
+        };
+        if missing {
             return Ok(format!(
                 "no task board yet (a chapter 17 session creates {STATE_DIR}/{BOARD_FILE})\n"
             ));

@@ -37,6 +37,7 @@ pub(super) fn attach(
 ) -> CliResult<Option<Arc<SessionTeam>>> {
     let spec = crate::agents::spec(profile).map_err(CliError::usage)?;
     let workspace = lead_deps.workspace.clone();
+    let one_shot = args.prompt.is_some();
     let (args, model) = (args.clone(), model.clone());
     let ws = workspace.clone();
     let gate = gate.clone();
@@ -74,7 +75,15 @@ pub(super) fn attach(
         shutdown_deadline: SHUTDOWN_DEADLINE,
         teammate_deps,
     };
-    attach_team(session, &spec, lead_deps, setup).map_err(CliError::runtime)
+    let team = attach_team(session, &spec, lead_deps, setup).map_err(CliError::runtime)?;
+    // Chapter 17, one-shot: nobody adds tasks after the prompt, so a teammate that finds
+    // nothing open rests at once instead of keeping the run going for the idle limit.
+    if let Some(team) = &team
+        && one_shot
+    {
+        team.set_idle_limit(std::time::Duration::ZERO);
+    }
+    Ok(team)
 }
 
 /// After the session ended: what a cut-short teammate turn still holds goes back to `ready`

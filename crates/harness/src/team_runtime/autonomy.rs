@@ -12,7 +12,8 @@
 //!   fragment, subject and description escaped. A task turn's answer is not mailed to the
 //!   lead: the lead sees the claim and the completion as board events. A turn that ends with
 //!   the claim still held gives the task back (released with a reason) instead of keeping it
-//!   until the lease runs out.
+//!   until the lease runs out, tells the lead, and the teammate takes no other task until its
+//!   next message (no claim-give-back loop with a model that never completes).
 //! - **The idle limit.** A teammate that finds no open task at all (nothing pending, nothing
 //!   in progress) for the idle limit stops polling, tells the lead once, and stays `idle`:
 //!   new mail wakes it as before, and after that turn it polls again. While open tasks exist
@@ -65,6 +66,14 @@ impl SessionTeam {
         self.state().autonomy = config;
     }
 
+    /// Sets the idle limit, when autonomy is on (a one-shot run has no person to add tasks
+    /// later: its teammates rest as soon as nothing is open).
+    pub fn set_idle_limit(&self, limit: Duration) {
+        if let Some(config) = &mut self.state().autonomy {
+            config.idle_limit = limit;
+        }
+    }
+
     /// `agent` is idle and has no mail: its claimed task if one waits, else a poll starts.
     fn idle(&self, agent: &AgentId) -> Option<Delivery> {
         if agent.is_lead() {
@@ -89,7 +98,12 @@ impl SessionTeam {
             self.save(&state);
             return Some(Delivery::Turn(text));
         }
-        if state.polling.contains(agent) || state.resting.contains(agent) {
+        // The lead's first message is a teammate's first turn; it polls only after it.
+        if !state.started.contains(agent)
+            || state.polling.contains(agent)
+            || state.resting.contains(agent)
+            || state.parked.contains(agent)
+        {
             return None;
         }
         let plan = state.plans.get(agent).copied()?;
@@ -122,15 +136,17 @@ impl SessionTeam {
         let mut state = self.state();
         state.polling.remove(agent);
         state.resting.remove(agent);
+        state.parked.remove(agent);
         drop(state);
         self.stop_polls.notify_waiters();
     }
 
-    /// Whether a poll is running or a claimed task waits for its teammate: the session is not
-    /// done while one is.
+    /// Whether a poll is running, a claimed task waits for its teammate or an unfinished one
+    /// is being given back: the session is not done while one is.
     fn polling(&self) -> bool {
         let state = self.state();
-        !state.closed && (!state.polling.is_empty() || !state.ready.is_empty())
+        !state.closed
+            && (!state.polling.is_empty() || !state.ready.is_empty() || !state.releasing.is_empty())
     }
 
     /// The task turn of `agent` on `claim` ended.
@@ -163,21 +179,34 @@ impl SessionTeam {
             return;
         };
         // Still held when the turn is over: nobody works on it any more, so it goes back now
-        // rather than when the lease runs out.
+        // rather than when the lease runs out. The teammate takes no other task until its next
+        // message: a model that does not complete tasks would otherwise claim, give back and
+        // claim again without end.
         if seat.live(agent).iter().any(|(task, _)| *task == claim.task) {
+            let mut state = self.state();
+            state.parked.insert(agent.clone());
+            // The session waits for the release (see `polling`).
+            state.releasing.insert(agent.clone());
+            drop(state);
+            let text = format!(
+                "gave back task {}: the turn ended without complete_task; taking no other task until your next message",
+                claim.task
+            );
+            self.send(agent, &AgentId::lead(), MailKind::Result, &text);
             let (me, agent) = (self.me.clone(), agent.clone());
             tokio::spawn(async move {
                 let reason = "the turn ended without complete_task";
-                match seat
+                let released = seat
                     .board()
                     .release(&agent, claim.task, &claim.token, reason)
-                    .await
-                {
+                    .await;
+                match released {
                     Ok(_) => seat.changes().notify_waiters(),
                     Err(err) => tracing::info!("team: {agent} keeps task {}: {err}", claim.task),
                 }
                 if let Some(team) = me.upgrade() {
-                    // Looked at again: it may take the next task.
+                    team.state().releasing.remove(&agent);
+                    // The loop looks again (a one-shot session may end now).
                     team.joiner.wake(&agent);
                 }
             });
@@ -320,7 +349,10 @@ impl TurnSource for Source {
         let task = self.0.state().tasks.remove(agent);
         match task {
             Some(claim) => self.0.task_finished(agent, claim, result),
-            None => self.0.finished(agent, result),
+            None => {
+                self.0.state().started.insert(agent.clone());
+                self.0.finished(agent, result);
+            }
         }
     }
 
