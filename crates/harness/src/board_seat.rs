@@ -94,6 +94,17 @@ impl BoardSeat {
         &self.book.changed
     }
 
+    /// How many such changes were told so far (read before a look: a later count means the
+    /// look may be out of date).
+    pub fn generation(&self) -> u64 {
+        self.book.generation.load(Ordering::SeqCst)
+    }
+
+    /// Tells of a change made outside the tools (the runtime gave a task back).
+    pub fn changed(&self) {
+        self.book.bump();
+    }
+
     /// The claims `owner` holds and has not lost, oldest first.
     pub fn live(&self, owner: &AgentId) -> Vec<(TaskId, ClaimToken)> {
         self.book
@@ -119,6 +130,9 @@ struct Held {
 struct ClaimBook {
     held: Mutex<BTreeMap<AgentId, Vec<Held>>>,
     changed: tokio::sync::Notify,
+    /// How many changes were told so far: a waiter that looked at an older count has not
+    /// seen the latest one.
+    generation: std::sync::atomic::AtomicU64,
     /// Where each agent's board changes are told (its own event sink).
     events: Mutex<BTreeMap<AgentId, Events>>,
 }
@@ -128,6 +142,12 @@ struct ClaimBook {
 const MAX_HELD: usize = 16;
 
 impl ClaimBook {
+    /// A change that may make a task ready: counted, and every waiter woken.
+    fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.changed.notify_waiters();
+    }
+
     fn lock(&self) -> MutexGuard<'_, BTreeMap<AgentId, Vec<Held>>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -277,7 +297,7 @@ fn lost(task: TaskId, err: &BoardError) -> ToolFailure {
 impl ClaimObserver for AgentClaims {
     fn created(&self, task: &Task) {
         self.tell(task, "created".to_string());
-        self.book.changed.notify_waiters();
+        self.book.bump();
     }
 
     fn claimed(&self, task: &Task, claim: &Claim) {
@@ -296,7 +316,7 @@ impl ClaimObserver for AgentClaims {
             .retain(|h| !(h.task == task.id && &h.token == token));
         self.tell(task, format!("{end} by {}", self.owner));
         // A completion may make a waiting task ready; a release gives one back.
-        self.book.changed.notify_waiters();
+        self.book.bump();
     }
 
     fn token(&self, task: TaskId) -> Option<ClaimToken> {

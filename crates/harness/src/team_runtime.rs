@@ -173,8 +173,9 @@ struct State {
     /// Teammates whose poll runs.
     polling: BTreeSet<AgentId>,
     /// Teammates that found no open task for the idle limit: their poll looks only when the
-    /// board changes.
-    resting: BTreeSet<AgentId>,
+    /// board changes. The value: the board's change count their last look saw (a later one
+    /// means a look is due, and the session waits for it).
+    resting: BTreeMap<AgentId, u64>,
     /// Teammates that gave a task back unfinished: no poll until their next message.
     parked: BTreeSet<AgentId>,
     /// Teammates whose unfinished task is being given back.

@@ -388,3 +388,60 @@ async fn a_task_turn_that_ends_without_completing_gives_the_task_back_once() {
         }
     );
 }
+
+/// A lead that starts one teammate and, when told that the teammate found nothing, puts one
+/// task on the board (once: the history says whether it did).
+fn late_task_lead(request: &ModelRequest) -> ModelReply {
+    let created = request.messages.iter().any(|m| match m.as_ref() {
+        agent_core::Message::Assistant { tool_calls, .. } => {
+            tool_calls.iter().any(|c| c.name == "create_task")
+        }
+        _ => false,
+    });
+    match last_text(request) {
+        ("user", text) if text.starts_with("Existing memories:") => ModelReply::text("[]"),
+        ("user", text) if text.contains("idle: no open task") && !created => {
+            tool_round(vec![call(
+                "late",
+                "create_task",
+                json!({"subject": "late work"}),
+            )])
+        }
+        _ => one_mate_lead(request),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resting_teammate_takes_a_task_created_after_it_found_nothing() {
+    let dir = workspace();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let board = tick_board(&workspace);
+    let (mut session, team) = autonomous_team(&workspace, &board, late_task_lead, worker);
+    session.handle().submit(Op::Prompt {
+        agent: AgentId::lead(),
+        text: "Get the board done.".into(),
+    });
+    session.run(Mode::OneShot).await;
+    // ann found nothing, said so and rested; the task the lead created then woke it.
+    let task = board.get(TaskId(1)).await.unwrap();
+    assert_eq!(
+        (task.subject.as_str(), task.status, task.result.as_deref()),
+        ("late work", agent_board::Status::Completed, Some("done #1"))
+    );
+    let owners: Vec<String> = board
+        .history(TaskId(1))
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.owner.to_string())
+        .collect();
+    assert_eq!(owners, ["ann"]);
+    // "Ready.", the first "no open task", and the second after the late task was done.
+    assert_eq!(
+        team.mailbox().counts(&AgentId::lead()).unwrap(),
+        agent_team::Counts {
+            done: 3,
+            ..agent_team::Counts::default()
+        }
+    );
+}

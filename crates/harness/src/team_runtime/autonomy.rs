@@ -101,7 +101,7 @@ impl SessionTeam {
         // The lead's first message is a teammate's first turn; it polls only after it.
         if !state.started.contains(agent)
             || state.polling.contains(agent)
-            || state.resting.contains(agent)
+            || state.resting.contains_key(agent)
             || state.parked.contains(agent)
         {
             return None;
@@ -141,12 +141,17 @@ impl SessionTeam {
         self.stop_polls.notify_waiters();
     }
 
-    /// Whether a poll is running, a claimed task waits for its teammate or an unfinished one
-    /// is being given back: the session is not done while one is.
+    /// Whether a poll is running, a resting one has a board change to look at, a claimed task
+    /// waits for its teammate or an unfinished one is being given back: the session is not
+    /// done while one is.
     fn polling(&self) -> bool {
+        let generation = self.board.as_ref().map_or(0, BoardSeat::generation);
         let state = self.state();
         !state.closed
-            && (!state.polling.is_empty() || !state.ready.is_empty() || !state.releasing.is_empty())
+            && (!state.polling.is_empty()
+                || !state.ready.is_empty()
+                || !state.releasing.is_empty()
+                || state.resting.values().any(|seen| *seen < generation))
     }
 
     /// The task turn of `agent` on `claim` ended.
@@ -201,7 +206,7 @@ impl SessionTeam {
                     .release(&agent, claim.task, &claim.token, reason)
                     .await;
                 match released {
-                    Ok(_) => seat.changes().notify_waiters(),
+                    Ok(_) => seat.changed(),
                     Err(err) => tracing::info!("team: {agent} keeps task {}: {err}", claim.task),
                 }
                 if let Some(team) = me.upgrade() {
@@ -239,6 +244,7 @@ async fn poll(
             Some(team) if team.still_polling(&agent) => {}
             _ => return,
         }
+        let seen = seat.generation();
         match look(seat.board().as_ref(), &agent).await {
             Ok(Found::Claimed(found)) => {
                 let (task, claim) = *found;
@@ -248,14 +254,24 @@ async fn poll(
                 }
                 return;
             }
-            Ok(Found::Waiting) => idle = Duration::ZERO,
+            Ok(Found::Waiting) => {
+                idle = Duration::ZERO;
+                // Open tasks again: back to polling on the timer (their holders may die).
+                if rested && let Some(team) = team.upgrade() {
+                    rested = !team.unrest(&agent);
+                }
+            }
             Ok(Found::Nothing) if !rested && idle >= config.idle_limit => {
                 rested = true;
                 if let Some(team) = team.upgrade() {
-                    team.rest(&agent, config.idle_limit);
+                    team.rest(&agent, config.idle_limit, seen);
                 }
             }
-            Ok(Found::Nothing) => {}
+            Ok(Found::Nothing) => {
+                if rested && let Some(team) = team.upgrade() {
+                    team.rested(&agent, seen);
+                }
+            }
             Err(err) => tracing::warn!("team: {agent} could not look at the board: {err}"),
         }
         if rested {
@@ -297,7 +313,7 @@ async fn look(board: &dyn TaskBoard, agent: &AgentId) -> Result<Found, BoardErro
 impl SessionTeam {
     fn still_polling(&self, agent: &AgentId) -> bool {
         let state = self.state();
-        !state.closed && (state.polling.contains(agent) || state.resting.contains(agent))
+        !state.closed && (state.polling.contains(agent) || state.resting.contains_key(agent))
     }
 
     /// The poll of `agent` claimed `task`: it waits for the teammate's next turn.
@@ -312,18 +328,40 @@ impl SessionTeam {
 
     /// `agent` found no open task for `limit`: it rests (looks only when the board changes)
     /// and tells the lead once.
-    fn rest(&self, agent: &AgentId, limit: Duration) {
-        let mut state = self.state();
-        if !state.polling.remove(agent) {
+    fn rest(&self, agent: &AgentId, limit: Duration, seen: u64) {
+        if !self.state().polling.contains(agent) {
             return;
         }
-        state.resting.insert(agent.clone());
-        drop(state);
+        // Sent while the poll still counts as running: a one-shot session that looks in
+        // between sees the wake-up of this mail before it sees no poll left.
         let text = format!(
             "idle: no open task on the board for {} s; waiting for a message",
             limit.as_secs()
         );
         self.send(agent, &AgentId::lead(), MailKind::Result, &text);
+        let mut state = self.state();
+        if state.polling.remove(agent) {
+            state.resting.insert(agent.clone(), seen);
+        }
+    }
+
+    /// A resting `agent` looked at the board as of change `seen` and found nothing; the
+    /// session, which waited for that look, is told to look again.
+    fn rested(&self, agent: &AgentId, seen: u64) {
+        if let Some(last) = self.state().resting.get_mut(agent) {
+            *last = seen;
+        }
+        self.joiner.wake(agent);
+    }
+
+    /// A resting `agent` found open tasks: it polls again. Whether it was resting.
+    fn unrest(&self, agent: &AgentId) -> bool {
+        let mut state = self.state();
+        if state.resting.remove(agent).is_none() {
+            return false;
+        }
+        state.polling.insert(agent.clone());
+        true
     }
 }
 
