@@ -26,6 +26,9 @@ pub enum Reconciled {
         task: TaskId,
         /// The worktree.
         name: WorktreeName,
+        /// Git had made its branch already: it is kept (it may hold nothing but the base),
+        /// and a new create under this name fails until someone deletes it.
+        branch_kept: bool,
     },
     /// An active or kept worktree whose folder is gone: git's record was pruned and the
     /// binding needs review (its branch is kept).
@@ -77,10 +80,25 @@ impl Worktrees {
                         self.bindings().set(binding, BindingState::Active)?;
                         found.push(Reconciled::Completed { task, name });
                     } else {
-                        let message = "the process ended before the worktree was ready".to_string();
+                        let branch = format!("refs/heads/{}", name.branch());
+                        let branch_kept = self
+                            .git()
+                            .output(None, &["rev-parse", "--verify", "--quiet", &branch])
+                            .await?
+                            .code
+                            == 0;
+                        let mut message =
+                            "the process ended before the worktree was ready".to_string();
+                        if branch_kept {
+                            message.push_str(&format!("; its branch {} is kept", name.branch()));
+                        }
                         self.bindings()
                             .set(binding, BindingState::Failed { message })?;
-                        found.push(Reconciled::Abandoned { task, name });
+                        found.push(Reconciled::Abandoned {
+                            task,
+                            name,
+                            branch_kept,
+                        });
                     }
                 }
                 BindingState::Active | BindingState::Kept

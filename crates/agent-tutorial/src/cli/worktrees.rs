@@ -36,8 +36,17 @@ pub(super) fn describe(found: &Reconciled) -> String {
                 "task {task}'s worktree `{name}` was added before the last run ended; it is active"
             )
         }
-        Reconciled::Abandoned { task, name } => format!(
-            "task {task}'s worktree `{name}` was being created when the last run ended; marked failed"
+        Reconciled::Abandoned {
+            task,
+            name,
+            branch_kept,
+        } => format!(
+            "task {task}'s worktree `{name}` was being created when the last run ended; marked failed{}",
+            if *branch_kept {
+                format!(" (its branch wt/{name} is kept: delete it to use the name again)")
+            } else {
+                String::new()
+            }
         ),
         Reconciled::Missing { task, name } => format!(
             "task {task}'s worktree `{name}` is gone (deleted by hand?); its branch wt/{name} is kept, marked needs_review"

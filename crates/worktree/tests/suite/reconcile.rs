@@ -50,6 +50,9 @@ async fn interrupted_creates_are_completed_or_abandoned_and_lost_folders_pruned(
     repo.git(&["worktree", "add", "-q", "-b", "wt/added", &added, "main"]);
     plant(&repo, &creating(3, "added"));
     plant(&repo, &creating(4, "never"));
+    // One that died after git made the branch but before the worktree was there.
+    repo.git(&["branch", "wt/half"]);
+    plant(&repo, &creating(5, "half"));
     // A worktree in our folder nobody holds.
     let stray = repo.tree("stray").to_string_lossy().into_owned();
     repo.git(&["worktree", "add", "-q", "-b", "wt/stray", &stray, "main"]);
@@ -68,7 +71,13 @@ async fn interrupted_creates_are_completed_or_abandoned_and_lost_folders_pruned(
             },
             Reconciled::Abandoned {
                 task: task(4),
-                name: name("never")
+                name: name("never"),
+                branch_kept: false,
+            },
+            Reconciled::Abandoned {
+                task: task(5),
+                name: name("half"),
+                branch_kept: true,
             },
             Reconciled::Unbound {
                 path: ".agent_tutorial/worktrees/stray".into()
@@ -100,6 +109,14 @@ async fn interrupted_creates_are_completed_or_abandoned_and_lost_folders_pruned(
                     message: "the process ended before the worktree was ready".into()
                 }
             ),
+            (
+                5,
+                BindingState::Failed {
+                    message:
+                        "the process ended before the worktree was ready; its branch wt/half is kept"
+                            .into()
+                }
+            ),
         ]
     );
     // Git's record of the deleted one is pruned; its branch (its work) is kept.
@@ -107,7 +124,7 @@ async fn interrupted_creates_are_completed_or_abandoned_and_lost_folders_pruned(
     assert!(!list.contains("worktrees/gone"), "{list}");
     assert_eq!(
         repo.branches(),
-        "main\nwt/added\nwt/fine\nwt/gone\nwt/stray\n"
+        "main\nwt/added\nwt/fine\nwt/gone\nwt/half\nwt/stray\n"
     );
     assert!(repo.trees.route(task(3)).is_ok());
     // A second start finds nothing new but the stray worktree.
