@@ -26,6 +26,7 @@ mod ch15_team_file;
 mod ch16;
 mod ch17;
 mod ch18;
+mod ch19;
 mod cli;
 mod doc_excerpts;
 mod docs;
