@@ -206,8 +206,7 @@ test-ch17:
 test-ch18:
     @just _test-chapter "{{team}} -p agent-board -p agent-worktree" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18::
 
-# Chapter 19's acceptance tests (cumulative) and the unit tests of what it uses (agent-mcp's
-# tests build the test server the acceptance tests start).
+# Chapter 19's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch19:
     @just _test-chapter "{{team}} -p agent-board -p agent-worktree -p agent-trust -p agent-mcp" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18:: ch19::
 
