@@ -351,11 +351,28 @@ fn the_cli_starts_a_server_only_once_its_config_is_trusted() {
     );
     assert!(!pidfile.exists(), "mcp list started an untrusted server");
 
-    command("agent-tutorial", dir.path())
-        .env("XDG_CONFIG_HOME", home.path())
-        .args(["trust", "--yes"])
-        .assert()
-        .success();
+    let trusted = stdout_of(
+        command("agent-tutorial", dir.path())
+            .env("XDG_CONFIG_HOME", home.path())
+            .args(["trust", "--yes"])
+            .assert()
+            .success(),
+    );
+    let store = home.path().join("agent-tutorial/trusted.json");
+    assert_eq!(
+        trusted
+            .replace(&test_server().display().to_string(), "<server>")
+            .replace(&root, "<workspace>")
+            .replace(&store.display().to_string(), "<store>"),
+        "\
+In <workspace>, this runs code or goes into the model's prompt (hooks run as you, with bash; schedules run as your prompts; skills are in every system prompt):
+
+MCP servers in .mcp.json (1, not trusted):
+  srv: <server>
+      env: MCP_TEST_PIDFILE
+Trusted MCP servers until they change (recorded in <store>).
+"
+    );
     let listed = list(home.path());
     assert_eq!(
         listed,
@@ -409,5 +426,38 @@ fn the_cli_starts_a_server_only_once_its_config_is_trusted() {
         servers_of(&pidfile),
         [0u32; 0],
         "the server outlived the run"
+    );
+}
+
+/// MCP is the lead's: built as a teammate with the same hub, an agent of chapter 19 has no
+/// MCP tool (and its session would close nothing of it).
+#[test]
+fn only_the_lead_gets_the_mcp_tools() {
+    let dir = workspace();
+    let names = |id: agent_core::AgentId| {
+        let ws = Workspace::new(dir.path()).unwrap();
+        let mut deps = agent_tutorial::AgentDeps::new(
+            Arc::new(agent_test_support::ScriptedModel::new([])),
+            ws.clone(),
+        );
+        deps.id = id;
+        deps.mcp = Some(Arc::new(McpHub::new(ws, None)));
+        let agent =
+            agent_tutorial::build_agent(agent_tutorial::Profile::for_chapter(19).unwrap(), deps)
+                .unwrap();
+        agent
+            .tools()
+            .names()
+            .into_iter()
+            .filter(|name| name.ends_with("_mcp"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(agent_core::AgentId::lead()),
+        ["connect_mcp", "disconnect_mcp"]
+    );
+    assert_eq!(
+        names(agent_core::AgentId::new("writer").unwrap()),
+        Vec::<String>::new()
     );
 }
