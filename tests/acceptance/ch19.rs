@@ -461,3 +461,45 @@ fn only_the_lead_gets_the_mcp_tools() {
         Vec::<String>::new()
     );
 }
+
+/// A server that crashes mid-call: the call fails as `mcp_connection_lost`, the loop goes on,
+/// its tools are withdrawn before the next request and its process is reaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_servers_tools_are_withdrawn_before_the_next_request() {
+    let dir = workspace();
+    let (trees, board) = repository(dir.path());
+    let hub = hub(dir.path());
+    assert_eq!(hub.start().await.len(), 0);
+    let pid = pid_in(&dir.path().join("server.pid"));
+    let mut t = builder(
+        19,
+        dir.path(),
+        vec![
+            tool_round(vec![call("c1", "mcp__srv__crash", json!({}))]),
+            ModelReply::text("It crashed."),
+            ModelReply::text("[]"),
+        ],
+        vec![],
+    )
+    .board(board)
+    .worktrees(trees)
+    .mcp(hub.clone())
+    .build();
+    t.run("Crash the server.").await;
+    let requests = t.requests("lead");
+    assert_eq!(
+        requests[1].messages.last().unwrap().as_ref(),
+        &Message::tool_result(
+            "c1",
+            "Error [mcp_connection_lost]: MCP server `srv` is gone (it exited or closed its output); its tools cannot be called until it is connected again"
+        )
+    );
+    let mcp_tools = |request: &ModelRequest| {
+        tool_names(request)
+            .into_iter()
+            .filter(|name| name.starts_with("mcp__"))
+            .count()
+    };
+    assert_eq!((mcp_tools(&requests[0]), mcp_tools(&requests[1])), (12, 0));
+    assert!(!exists(pid), "the crashed server was not reaped");
+}

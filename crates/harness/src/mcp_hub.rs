@@ -49,6 +49,10 @@ pub struct McpHub {
     /// [`Self::sync`] and [`Self::close`] change the registry.
     registered: Mutex<BTreeMap<String, (u64, Vec<String>)>>,
     next_id: std::sync::atomic::AtomicU64,
+    /// Aliases a call found gone (`mcp_connection_lost`): the next sync withdraws them even
+    /// if the connection's own watcher has not noticed yet, so the request after the failed
+    /// call never offers their tools.
+    lost: Arc<Mutex<BTreeSet<(String, u64)>>>,
     /// Weak: the registry holds the tools, which hold the hub.
     registry: OnceLock<Weak<ToolRegistry>>,
 }
@@ -82,6 +86,7 @@ impl McpHub {
             connected: tokio::sync::Mutex::new(BTreeMap::new()),
             registered: Mutex::new(BTreeMap::new()),
             next_id: std::sync::atomic::AtomicU64::new(0),
+            lost: Arc::default(),
             registry: OnceLock::new(),
         }
     }
@@ -206,15 +211,21 @@ impl McpHub {
             return;
         };
         let mut connected = self.connected.lock().await;
-        // A server that went away: withdrawn (agent-mcp reaped its tree already).
+        // A server that went away, or that a call found gone: withdrawn, its tree reaped.
+        let noted = std::mem::take(&mut *self.lost.lock().unwrap_or_else(PoisonError::into_inner));
         let lost: Vec<String> = connected
             .iter()
-            .filter(|(_, c)| c.connection.state() != State::Connected)
+            .filter(|(alias, c)| {
+                c.connection.state() != State::Connected
+                    || noted.contains(&((*alias).clone(), c.id))
+            })
             .map(|(alias, _)| alias.clone())
             .collect();
         for alias in lost {
             tracing::warn!(alias = %alias.escape_debug(), "MCP server is gone; its tools are withdrawn");
-            connected.remove(&alias);
+            if let Some(c) = connected.remove(&alias) {
+                let _ = c.connection.close().await;
+            }
         }
         // A server that announced a new tool list: listed again, under the same rules.
         let (mut refreshed, mut dropped) = (Vec::new(), Vec::new());
@@ -284,7 +295,12 @@ impl McpHub {
             for tool in c.connection.tools() {
                 let (spec, mode) = (tool.spec().clone(), tool.schema_mode());
                 let name = spec.name.clone();
-                match registry.register_in(spec, Arc::new(tool), mode) {
+                let watched = Watched {
+                    tool,
+                    connection: (alias.clone(), c.id),
+                    lost: self.lost.clone(),
+                };
+                match registry.register_in(spec, Arc::new(watched), mode) {
                     Ok(()) => names.push(name),
                     Err(err) => {
                         failed = Some(err);
@@ -342,6 +358,41 @@ fn names_of(connection: &McpConnection) -> Vec<String> {
         .iter()
         .map(|tool| tool.spec().name.clone())
         .collect()
+}
+
+/// A server's tool as registered: the tool itself, and a note to the hub when a call finds
+/// the server gone.
+struct Watched {
+    tool: agent_mcp::McpTool,
+    /// The alias and the connection's number.
+    connection: (String, u64),
+    lost: Arc<Mutex<BTreeSet<(String, u64)>>>,
+}
+
+#[async_trait]
+impl ToolHandler for Watched {
+    async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
+        self.call(call)
+            .await
+            .map(agent_core::tool::ToolOutput::into_text)
+    }
+
+    async fn call(&self, call: &PreparedCall) -> Result<agent_core::tool::ToolOutput, ToolFailure> {
+        let result = self.tool.call(call).await;
+        if let Err(failure) = &result
+            && failure.code == FailureCode::McpConnectionLost
+        {
+            self.lost
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(self.connection.clone());
+        }
+        result
+    }
+
+    fn describe(&self, arguments: &Value) -> CallSummary {
+        self.tool.describe(arguments)
+    }
 }
 
 /// The processor that runs [`McpHub::sync`] before every request; it changes no message.
