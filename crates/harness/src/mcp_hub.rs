@@ -13,17 +13,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use agent_core::tool::{
-    CallSummary, FailureCode, PreparedCall, ToolEffect, ToolFailure, ToolHandler, ToolSpec,
-    parse_arguments,
-};
-use agent_core::{HistoryProcessor, Message, ProcessError, ToolRegistry, ToolRegistryBuilder};
+use agent_core::tool::{CallSummary, FailureCode, PreparedCall, ToolFailure, ToolHandler};
+use agent_core::{HistoryProcessor, Message, ProcessError, ToolRegistry};
 use agent_mcp::{ConnectError, ConnectOptions, McpConnection, State, TrustedConfig};
 use agent_sandbox::Sandbox;
 use agent_tools::Workspace;
 use async_trait::async_trait;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+
+mod tools;
+
+pub(crate) use tools::register;
+pub use tools::specs;
 
 /// Connects a server of the trusted `.mcp.json`.
 pub const CONNECT_MCP: &str = "connect_mcp";
@@ -410,115 +411,5 @@ impl HistoryProcessor for McpSync {
     ) -> Result<Vec<Arc<Message>>, ProcessError> {
         self.0.sync().await;
         Ok(messages)
-    }
-}
-
-/// The two specs, in registration order.
-pub fn specs() -> [ToolSpec; 2] {
-    let alias = json!({
-        "type": "object",
-        "properties": {"alias": {"type": "string", "minLength": 1, "description": "The server's name in .mcp.json."}},
-        "required": ["alias"]
-    });
-    [
-        ToolSpec::new(
-            CONNECT_MCP,
-            "Start an MCP server the user configured and trusted in .mcp.json; its tools (mcp__<alias>__<name>) are offered from your next request on.",
-            ToolEffect::Execute,
-            alias.clone(),
-        ),
-        ToolSpec::new(
-            DISCONNECT_MCP,
-            "Stop a connected MCP server; its tools are gone from your next request on.",
-            ToolEffect::State,
-            alias,
-        ),
-    ]
-}
-
-/// Registers `connect_mcp` and `disconnect_mcp` (the lead's; nobody else gets MCP).
-pub(crate) fn register(tools: ToolRegistryBuilder, hub: Arc<McpHub>) -> ToolRegistryBuilder {
-    let [connect, disconnect] = specs();
-    let tool = |kind| {
-        Arc::new(HubTool {
-            hub: hub.clone(),
-            kind,
-        })
-    };
-    tools
-        .tool(connect, tool(Kind::Connect))
-        .tool(disconnect, tool(Kind::Disconnect))
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Connect,
-    Disconnect,
-}
-
-struct HubTool {
-    hub: Arc<McpHub>,
-    kind: Kind,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AliasArgs {
-    alias: String,
-}
-
-#[async_trait]
-impl ToolHandler for HubTool {
-    fn describe(&self, arguments: &Value) -> CallSummary {
-        CallSummary::arguments(arguments)
-    }
-
-    async fn handle(&self, call: &PreparedCall) -> Result<String, ToolFailure> {
-        let AliasArgs { alias } = parse_arguments(call)?;
-        let known = self
-            .hub
-            .config
-            .as_ref()
-            .is_some_and(|config| config.server(&alias).is_some());
-        if !known {
-            return Err(ToolFailure::new(
-                FailureCode::InvalidArguments,
-                format!(
-                    "no MCP server `{alias}` is configured; configured: {}",
-                    self.hub.aliases()
-                ),
-            ));
-        }
-        match self.kind {
-            Kind::Connect => {
-                if self.hub.tools().await.contains_key(&alias) {
-                    return Err(ToolFailure::new(
-                        FailureCode::InvalidArguments,
-                        format!("MCP server `{alias}` is connected already"),
-                    ));
-                }
-                let names = self.hub.connect(&alias).await.map_err(|err| {
-                    ToolFailure::new(FailureCode::ToolExecutionError, err.to_string())
-                })?;
-                Ok(format!(
-                    "Connected MCP server `{alias}`: {} tools ({}). They are offered from your next request on.",
-                    names.len(),
-                    names.join(", ")
-                ))
-            }
-            Kind::Disconnect => match self.hub.disconnect(&alias).await {
-                None => Err(ToolFailure::new(
-                    FailureCode::InvalidArguments,
-                    format!("MCP server `{alias}` is not connected"),
-                )),
-                Some(Err(err)) => Err(ToolFailure::new(
-                    FailureCode::ToolExecutionError,
-                    format!("MCP server `{alias}` did not end: {err}"),
-                )),
-                Some(Ok(count)) => Ok(format!(
-                    "Disconnected MCP server `{alias}`; its {count} tools are gone from your next request on."
-                )),
-            },
-        }
     }
 }
