@@ -184,3 +184,40 @@ fn first_line(text: &str) -> String {
         None => line.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A repository's server as `trust` and `mcp list` show it: every argument one shell word,
+    /// a control or invisible character escaped and marked.
+    #[test]
+    fn a_server_is_shown_escaped_one_shell_word_per_argument() {
+        let server = ServerConfig {
+            command: "srv\u{1b}[2J".into(),
+            args: vec!["a b".into(), "$(x)".into(), "plain".into()],
+            env: BTreeMap::from([("KEY".to_string(), "secret".to_string())]),
+            cwd: Some("tools\u{202e}".into()),
+            startup_timeout: Duration::from_secs(1),
+            tool_timeout: Duration::from_secs(1),
+            effects: BTreeMap::new(),
+        };
+        assert_eq!(
+            describe_server("srv", &server, shown),
+            "  srv: srv\\e[2J 'a b' '$(x)' plain (escaped: it holds control or invisible characters)\n      cwd: tools\\u{202e} (escaped: it holds control or invisible characters)\n      env: KEY\n"
+        );
+    }
+
+    #[test]
+    fn a_description_is_its_first_line_cut_to_the_bound() {
+        assert_eq!(first_line("one\ntwo"), "one");
+        let long = "x".repeat(SHOWN_DESCRIPTION + 5);
+        assert_eq!(
+            first_line(&long),
+            format!("{}…", "x".repeat(SHOWN_DESCRIPTION))
+        );
+    }
+}
