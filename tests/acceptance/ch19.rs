@@ -1,7 +1,8 @@
 //! Chapter 19: MCP servers, the lead's only. The first request; a server connected by the
 //! model offers its tools from the next request on and a call's result reaches the model;
-//! disconnecting withdraws them; an untrusted `.mcp.json` starts nothing; the session's end
-//! leaves no server process. Every server here is the real test server of `agent-mcp`.
+//! disconnecting withdraws them, as a crash does; a changed tool list is taken again; only
+//! the lead has MCP; the session's end leaves no server process (the CLI and trust:
+//! `ch19_cli.rs`). Every server here is the real test server of `agent-mcp`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use agent_workspace::ManualClock;
 use agent_worktree::{Git, Worktrees};
 use serde_json::json;
 
-use crate::support::{call, command, stderr_of, stdout_of, tool_round, workspace, write_script};
+use crate::support::{call, tool_round, workspace};
 use crate::team_support::builder;
 
 /// The test server (`crates/mcp/examples/mcp-test-server.rs`), built next to this package's
@@ -52,7 +53,7 @@ pub fn test_server() -> PathBuf {
 }
 
 /// `.mcp.json`'s bytes: one server `srv`, the test server writing its pid to `pidfile`.
-fn config_bytes(pidfile: &Path) -> Vec<u8> {
+pub(crate) fn config_bytes(pidfile: &Path) -> Vec<u8> {
     serde_json::to_vec_pretty(&json!({
         "mcpServers": {
             "srv": {
@@ -115,32 +116,6 @@ fn tool_names(request: &ModelRequest) -> Vec<String> {
 /// Whether `/proc/<pid>` exists at all (a zombie included): gone means reaped.
 fn exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// The processes whose environment holds `MCP_TEST_PIDFILE=<pidfile>`: the servers of one
-/// test, seen from outside whatever PID namespace the sandbox gave them.
-fn servers_of(pidfile: &Path) -> Vec<u32> {
-    let marker = format!("MCP_TEST_PIDFILE={}", pidfile.display());
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ
-            .split(|b| *b == 0)
-            .any(|var| var == marker.as_bytes())
-        {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 fn pid_in(path: &Path) -> u32 {
@@ -289,146 +264,6 @@ async fn servers_start_with_the_session_and_end_with_it() {
     assert_eq!(hub.tools().await, Default::default());
 }
 
-/// A config to write into a workspace for the CLI runs.
-fn write_config(dir: &Path) {
-    std::fs::write(dir.join(".mcp.json"), config_bytes(&dir.join("server.pid"))).unwrap();
-}
-
-fn config_home() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-/// The CLI: an untrusted `.mcp.json` starts nothing and says once how to trust it; `mcp
-/// list` shows it untrusted; after `trust --yes` a run starts the server (its tool is called)
-/// and ends it, and `mcp list` shows the server's tools.
-#[test]
-fn the_cli_starts_a_server_only_once_its_config_is_trusted() {
-    let dir = workspace();
-    let home = config_home();
-    write_config(dir.path());
-    let pidfile = dir.path().join("server.pid");
-    let script = write_script(
-        dir.path(),
-        json!([
-            {"content": "Nothing to do."},
-            {"content": "[]"}
-        ]),
-    );
-    let run = |script: &Path| {
-        command("ch19", dir.path())
-            .env("XDG_CONFIG_HOME", home.path())
-            .args(["--prompt", "hi", "--script"])
-            .arg(script)
-            .assert()
-            .success()
-    };
-    let stderr = stderr_of(run(&script));
-    let root = dir.path().canonicalize().unwrap().display().to_string();
-    assert_eq!(
-        stderr.replace(&root, "<workspace>"),
-        "MCP servers in .mcp.json are not trusted (1), so none will start; review and trust them with: agent-tutorial trust --workspace <workspace>\n[lead] [memory] selected: (none)\n[lead] [memory] extracted: (none)\n"
-    );
-    assert!(!pidfile.exists(), "an untrusted server started");
-    let list = |home: &Path| {
-        stdout_of(
-            command("agent-tutorial", dir.path())
-                .env("XDG_CONFIG_HOME", home)
-                .args(["mcp", "list"])
-                .assert()
-                .success(),
-        )
-        .replace(&test_server().display().to_string(), "<server>")
-        .replace(&root, "<workspace>")
-    };
-    assert_eq!(
-        list(home.path()),
-        "\
-.mcp.json (1 servers): not trusted: no server starts (review and trust it with `agent-tutorial trust`)
-  srv: <server>
-      env: MCP_TEST_PIDFILE
-      state: not started
-"
-    );
-    assert!(!pidfile.exists(), "mcp list started an untrusted server");
-
-    let trusted = stdout_of(
-        command("agent-tutorial", dir.path())
-            .env("XDG_CONFIG_HOME", home.path())
-            .args(["trust", "--yes"])
-            .assert()
-            .success(),
-    );
-    let store = home.path().join("agent-tutorial/trusted.json");
-    assert_eq!(
-        trusted
-            .replace(&test_server().display().to_string(), "<server>")
-            .replace(&root, "<workspace>")
-            .replace(&store.display().to_string(), "<store>"),
-        "\
-In <workspace>, this runs code or goes into the model's prompt (hooks run as you, with bash; schedules run as your prompts; skills are in every system prompt):
-
-MCP servers in .mcp.json (1, not trusted):
-  srv: <server>
-      env: MCP_TEST_PIDFILE
-Trusted MCP servers until they change (recorded in <store>).
-"
-    );
-    let listed = list(home.path());
-    assert_eq!(
-        listed,
-        "\
-.mcp.json (1 servers): trusted
-  srv: <server>
-      env: MCP_TEST_PIDFILE
-      state: connected, 12 tools
-        mcp__srv__echo: Answers with its text.
-        mcp__srv__sleep: Sleeps `ms` milliseconds.
-        mcp__srv__fail: A result marked isError.
-        mcp__srv__refuse: A JSON-RPC error.
-        mcp__srv__crash: Exits with status 3.
-        mcp__srv__spawn_grandchild: Starts `sleep 300` in its own process group.
-        mcp__srv__junk_stdout: Prints a non-JSON line.
-        mcp__srv__big: Answers `bytes` bytes of text on one line.
-        mcp__srv__pid: Its process id.
-        mcp__srv__cwd: Its working folder.
-        mcp__srv__env: Its environment's names.
-        mcp__srv__switch_tools: Changes to the second tool set.
-"
-    );
-    assert_eq!(
-        servers_of(&pidfile),
-        [0u32; 0],
-        "mcp list left its server running"
-    );
-    std::fs::remove_file(&pidfile).unwrap();
-
-    let script = write_script(
-        dir.path(),
-        json!([
-            {"tool_calls": [{"id": "c1", "name": "mcp__srv__echo", "arguments": {"text": "trusted now"}}]},
-            {"content": "It echoed."},
-            {"content": "[]"}
-        ]),
-    );
-    let output = run(&script).get_output().clone();
-    assert_eq!(
-        (
-            String::from_utf8(output.stdout).unwrap(),
-            String::from_utf8(output.stderr).unwrap()
-        ),
-        (
-            "[lead] It echoed.\n".to_string(),
-            "[lead] [memory] selected: (none)\n[lead] [tool] mcp__srv__echo {\"text\":\"trusted now\"}\n[lead] [result] ok: 1 line, 11 bytes\n[lead] [memory] extracted: (none)\n".to_string()
-        )
-    );
-    assert!(pidfile.exists(), "the trusted server did not start");
-    assert_eq!(
-        servers_of(&pidfile),
-        [0u32; 0],
-        "the server outlived the run"
-    );
-}
-
 /// MCP is the lead's: built as a teammate with the same hub, an agent of chapter 19 has no
 /// MCP tool (and its session would close nothing of it).
 #[test]
@@ -502,4 +337,71 @@ async fn a_crashed_servers_tools_are_withdrawn_before_the_next_request() {
     };
     assert_eq!((mcp_tools(&requests[0]), mcp_tools(&requests[1])), (12, 0));
     assert!(!exists(pid), "the crashed server was not reaped");
+}
+
+/// The lead's model for the `tools/list_changed` test: it asks the server to switch its tool
+/// set, then calls `echo` (in both sets) until `mcp__srv__added` is offered, then calls that.
+#[derive(Default)]
+struct Switcher {
+    requests: std::sync::Mutex<Vec<ModelRequest>>,
+}
+
+#[async_trait::async_trait]
+impl agent_core::ModelClient for Switcher {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, agent_core::ModelError> {
+        self.requests.lock().unwrap().push(request.clone());
+        let offered = tool_names(request).contains(&"mcp__srv__added".to_string());
+        Ok(match request.messages.last().unwrap().as_ref() {
+            Message::User { content } if content.starts_with("Existing memories:") => {
+                ModelReply::text("[]")
+            }
+            Message::User { .. } => {
+                tool_round(vec![call("s", "mcp__srv__switch_tools", json!({}))])
+            }
+            Message::Tool { content, .. } if content == "added" => ModelReply::text("Done."),
+            Message::Tool { .. } if offered => {
+                tool_round(vec![call("a", "mcp__srv__added", json!({}))])
+            }
+            _ => tool_round(vec![call(
+                "e",
+                "mcp__srv__echo",
+                json!({"text": "waiting"}),
+            )]),
+        })
+    }
+}
+
+/// A server that announces a new tool list (`tools/list_changed`) is listed again between
+/// two requests: the old set's tools leave, the new one's join, and a call to a new tool works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_list_is_taken_again_between_requests() {
+    let dir = workspace();
+    let (trees, board) = repository(dir.path());
+    let hub = hub(dir.path());
+    assert_eq!(hub.start().await.len(), 0);
+    let model = Arc::new(Switcher::default());
+    let mut t = builder(19, dir.path(), vec![], vec![])
+        .board(board)
+        .worktrees(trees)
+        .mcp(hub.clone())
+        .lead_model(model.clone())
+        .build();
+    t.run("Switch the server's tools and call the new one.")
+        .await;
+    let requests = model.requests.lock().unwrap().clone();
+    let mcp = |request: &ModelRequest| -> Vec<String> {
+        tool_names(request)
+            .into_iter()
+            .filter(|name| name.starts_with("mcp__"))
+            .collect()
+    };
+    assert_eq!(mcp(&requests[0]).len(), 12);
+    // The request that saw `added` answered it, and nothing of the old set was offered with it.
+    let answered = requests
+        .iter()
+        .find(|r| {
+            matches!(r.messages.last().unwrap().as_ref(), Message::Tool { content, .. } if content == "added")
+        })
+        .unwrap();
+    assert_eq!(mcp(answered), ["mcp__srv__echo", "mcp__srv__added"]);
 }
