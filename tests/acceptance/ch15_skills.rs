@@ -24,7 +24,7 @@ impl WorkspaceTrust for SkillsUntrusted {
     fn verdict(&self, kind: TrustKind, _fingerprint: &str) -> Verdict {
         match kind {
             TrustKind::Skills => Verdict::Untrusted,
-            TrustKind::Hooks | TrustKind::Schedules => Verdict::Trusted,
+            TrustKind::Hooks | TrustKind::Schedules | TrustKind::McpServers => Verdict::Trusted,
         }
     }
     fn record_written(&self, _kind: TrustKind, _fingerprint: &str) {}

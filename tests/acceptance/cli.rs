@@ -132,10 +132,10 @@ fn unknown_chapters_exit_2() {
         .stderr("error: there is no chapter 42; chapters are numbered 1 to 20\n");
     // A chapter of the table not built yet is refused, saying so.
     command("agent-tutorial", dir.path())
-        .args(["prompt", "--chapter", "19"])
+        .args(["prompt", "--chapter", "20"])
         .assert()
         .code(2)
-        .stderr("error: chapter 19 is planned but not built yet; run `agent-tutorial chapters` to see what is\n");
+        .stderr("error: chapter 20 is planned but not built yet; run `agent-tutorial chapters` to see what is\n");
 }
 
 #[test]

@@ -26,6 +26,8 @@ mod ch15_team_file;
 mod ch16;
 mod ch17;
 mod ch18;
+mod ch19;
+mod ch19_cli;
 mod cli;
 mod doc_excerpts;
 mod docs;

@@ -84,7 +84,7 @@ const TABLE: &[Profile] = &[
     row(16, Built,   &[C::Protocols, C::PlanGate], "protocols: shutdown and plan approval, requests answered by id"),
     row(17, Built,   &[C::TaskBoard, C::Autonomy], "a shared task board: claims, leases and fencing tokens"),
     row(18, Built,   &[C::Worktrees],             "worktrees: every claimed task in its own git worktree, nothing lost on removal"),
-    row(19, Planned, &[],                         "MCP servers: trusted before they start, bounded while they run, gone when they end"),
+    row(19, Built,   &[C::Mcp],                   "MCP servers: trusted before they start, bounded while they run, gone when they end"),
     row(20, Planned, &[],                         "the full harness: everything on one runner"),
 ];
 
@@ -165,7 +165,7 @@ mod tests {
     fn unknown_and_unbuilt_chapters_are_errors() {
         assert_eq!(Profile::for_chapter(0), Err(ProfileError::Unknown(0)));
         assert_eq!(Profile::for_chapter(21), Err(ProfileError::Unknown(21)));
-        assert_eq!(Profile::for_chapter(19), Err(ProfileError::NotBuilt(19)));
+        assert_eq!(Profile::for_chapter(20), Err(ProfileError::NotBuilt(20)));
     }
 
     #[test]

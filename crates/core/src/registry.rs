@@ -1,8 +1,9 @@
 //! The tool registry: specs and handlers registered apart, checked once, prepared per call.
 //!
 //! The registry is *live*: it sits behind an `Arc` and a tool can be registered after the
-//! agent is built (chapter 10 shows that the next request's prompt picks it up). Reads take a
-//! short `std` lock and never hold it across an `.await`.
+//! agent is built (chapter 10 shows that the next request's prompt picks it up), or removed
+//! again (chapter 19: an MCP server disconnected or gone). Reads take a short `std` lock and
+//! never hold it across an `.await`.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -141,9 +142,17 @@ fn check_entry(
     Ok(spec)
 }
 
+/// The entries and how many times they changed.
+struct Entries {
+    list: Vec<Entry>,
+    /// Counts every mutation (a registration or a removal), so a stamp names one state even
+    /// when a removal and a registration leave as many entries as before.
+    generation: u64,
+}
+
 /// The tools an agent can call, in registration order.
 pub struct ToolRegistry {
-    entries: RwLock<Vec<Entry>>,
+    entries: RwLock<Entries>,
     /// Unique per registry in this process, so a [`RegistryStamp`] of one registry never
     /// equals one of another (not even one later allocated at the same address).
     id: u64,
@@ -155,9 +164,8 @@ pub struct ToolRegistry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RegistryStamp {
     registry: u64,
-    /// The entry count. `register` is the only mutation and it only appends, so the count
-    /// determines the list; a mutation that removes or replaces must add a counter here.
-    len: usize,
+    /// How many mutations the list had seen: every `register` and `remove` adds one.
+    generation: u64,
 }
 
 static NEXT_REGISTRY_ID: AtomicU64 = AtomicU64::new(0);
@@ -183,14 +191,18 @@ impl ToolRegistry {
 
     fn with_entries(entries: Vec<Entry>) -> Self {
         Self {
-            entries: RwLock::new(entries),
+            entries: RwLock::new(Entries {
+                list: entries,
+                generation: 0,
+            }),
             id: NEXT_REGISTRY_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Entry>> {
-        // A panic while holding this lock cannot leave the Vec half-written (push is the only
-        // mutation), so a poisoned lock is still safe to read.
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Entries> {
+        // A panic while holding this lock cannot leave the Vec half-written (a push and a
+        // `retain` of entries whose drop cannot panic are the only mutations), so a poisoned
+        // lock is still safe to read.
         self.entries.read().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -212,19 +224,39 @@ impl ToolRegistry {
         mode: SchemaMode,
     ) -> Result<(), RegistryError> {
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
-        let spec = check_entry(&entries, spec, mode)?;
-        entries.push(Entry { spec, handler });
+        let spec = check_entry(&entries.list, spec, mode)?;
+        entries.list.push(Entry { spec, handler });
+        entries.generation += 1;
         Ok(())
+    }
+
+    /// Removes the tools named in `names` from a live registry (an MCP server disconnected
+    /// or gone, chapter 19); the others keep their order. They are gone from the next
+    /// request; a call already prepared still runs its handler, which must then fail by
+    /// itself. Returns how many were removed.
+    pub fn remove(&self, names: &[String]) -> usize {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        let before = entries.list.len();
+        entries.list.retain(|e| !names.contains(&e.spec.name));
+        let removed = before - entries.list.len();
+        if removed > 0 {
+            entries.generation += 1;
+        }
+        removed
     }
 
     /// The specs, in registration order (what a request offers).
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.read().iter().map(|e| e.spec.clone()).collect()
+        self.read().list.iter().map(|e| e.spec.clone()).collect()
     }
 
     /// The names, in registration order.
     pub fn names(&self) -> Vec<String> {
-        self.read().iter().map(|e| e.spec.name.clone()).collect()
+        self.read()
+            .list
+            .iter()
+            .map(|e| e.spec.name.clone())
+            .collect()
     }
 
     /// The current state of the tool list, without copying it.
@@ -235,7 +267,7 @@ impl ToolRegistry {
     /// The names and the stamp they belong to, read under one lock so they always agree.
     pub fn stamped_names(&self) -> (RegistryStamp, Vec<String>) {
         let entries = self.read();
-        let names = entries.iter().map(|e| e.spec.name.clone()).collect();
+        let names = entries.list.iter().map(|e| e.spec.name.clone()).collect();
         (self.stamp_of(&entries), names)
     }
 
@@ -244,20 +276,21 @@ impl ToolRegistry {
     /// `f` runs, so `f` must not register a tool).
     pub fn with_stamped_names<R>(&self, f: impl FnOnce(RegistryStamp, &[&str]) -> R) -> R {
         let entries = self.read();
-        let names: Vec<&str> = entries.iter().map(|e| e.spec.name.as_str()).collect();
+        let names: Vec<&str> = entries.list.iter().map(|e| e.spec.name.as_str()).collect();
         f(self.stamp_of(&entries), &names)
     }
 
-    fn stamp_of(&self, entries: &[Entry]) -> RegistryStamp {
+    fn stamp_of(&self, entries: &Entries) -> RegistryStamp {
         RegistryStamp {
             registry: self.id,
-            len: entries.len(),
+            generation: entries.generation,
         }
     }
 
     /// The spec of `name`, if registered.
     pub fn spec(&self, name: &str) -> Option<ToolSpec> {
         self.read()
+            .list
             .iter()
             .find(|e| e.spec.name == name)
             .map(|e| e.spec.clone())
@@ -265,7 +298,7 @@ impl ToolRegistry {
 
     /// Whether no tool is registered.
     pub fn is_empty(&self) -> bool {
-        self.read().is_empty()
+        self.read().list.is_empty()
     }
 
     /// Turns a raw call from the model into a [`PreparedCall`], or the failure to report.
@@ -294,7 +327,11 @@ impl ToolRegistry {
 
     /// A copy of the entry for `name`, taken out of the lock.
     fn entry(&self, name: &str) -> Option<Entry> {
-        self.read().iter().find(|e| e.spec.name == name).cloned()
+        self.read()
+            .list
+            .iter()
+            .find(|e| e.spec.name == name)
+            .cloned()
     }
 
     /// Validates already-parsed arguments (used again after a hook rewrites the input).

@@ -55,6 +55,8 @@ pub struct Agent {
     pub(crate) jobs: Option<Arc<JobManager>>,
     /// The scheduled prompts (chapter 14 on); the session runs what is due.
     pub(crate) scheduler: Option<Arc<Scheduler>>,
+    /// The lead's MCP servers (chapter 19 on); the session closes them when it ends.
+    pub(crate) mcp: Option<Arc<crate::mcp_hub::McpHub>>,
 }
 
 /// What an agent with memory does with it after a turn.

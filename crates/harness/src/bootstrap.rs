@@ -74,6 +74,8 @@ pub struct AgentDeps {
     /// The repository's worktrees (chapter 18 on), shared by the lead and its teammates;
     /// `None`: nobody works in a worktree.
     pub worktrees: Option<agent_worktree::Worktrees>,
+    /// The workspace's MCP servers (chapter 19 on), the lead's only; `None`: no MCP tool.
+    pub mcp: Option<Arc<crate::mcp_hub::McpHub>>,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -112,6 +114,7 @@ impl AgentDeps {
             team: TeamSeat::Alone,
             board: None,
             worktrees: None,
+            mcp: None,
         }
     }
 }

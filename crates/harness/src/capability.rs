@@ -52,11 +52,14 @@ pub enum Capability {
     /// Each claimed task in its own git worktree: the lead's worktree tools, a teammate's
     /// calls routed to its task's worktree (chapter 18).
     Worktrees,
+    /// MCP servers from the trusted `.mcp.json`, the lead's only: started with the session,
+    /// `connect_mcp` / `disconnect_mcp`, their tools as `mcp__<alias>__<name>` (chapter 19).
+    Mcp,
 }
 
 impl Capability {
     /// Every capability, in the order the chapters add them.
-    pub const ALL: [Capability; 22] = [
+    pub const ALL: [Capability; 23] = [
         Self::Bash,
         Self::Files,
         Self::Policy,
@@ -79,6 +82,7 @@ impl Capability {
         Self::TaskBoard,
         Self::Autonomy,
         Self::Worktrees,
+        Self::Mcp,
     ];
 
     /// The snake_case name shown by `agent-tutorial chapters`.
@@ -106,6 +110,7 @@ impl Capability {
             Self::TaskBoard => "task_board",
             Self::Autonomy => "autonomy",
             Self::Worktrees => "worktrees",
+            Self::Mcp => "mcp",
         }
     }
 

@@ -6,6 +6,8 @@
 //! - [`Agent`]: the runner, the conversation so far, and the per-turn memory lifecycle.
 //! - [`board_seat`]: chapter 17's task board as the agents of a session share it (renewal,
 //!   fencing).
+//! - [`mcp_hub`]: chapter 19's MCP servers, the lead's, joined to its registry between
+//!   requests.
 //! - [`session`]: the [`Session`] that owns agents and drives them with one `select!` loop
 //!   over submissions, inboxes, the cron timer and running turns.
 
@@ -16,6 +18,7 @@ pub mod board_seat;
 pub mod bootstrap;
 mod capability;
 mod features;
+pub mod mcp_hub;
 mod prompts;
 mod routing;
 pub mod session;
@@ -28,7 +31,8 @@ pub use agent_memory::MemoryPlacement;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
 pub use capability::{Capabilities, Capability};
 pub use features::{
-    Autonomy, Board, Features, Input, ModelFallback, PromptStyle, ShellHooks, Team, WorktreeUse,
+    Autonomy, Board, Features, Input, McpUse, ModelFallback, PromptStyle, ShellHooks, Team,
+    WorktreeUse,
 };
 pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
 pub use session::{Session, SessionEvent, SessionHandle};

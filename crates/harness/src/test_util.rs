@@ -77,6 +77,7 @@ pub struct TeamBuilder {
     shutdown_deadline: Duration,
     board: Option<crate::board_seat::BoardSeat>,
     worktrees: Option<agent_worktree::Worktrees>,
+    mcp: Option<Arc<crate::mcp_hub::McpHub>>,
     /// Answers for the lead instead of its script (a model that answers from the request).
     lead_model: Option<Arc<dyn ModelClient>>,
     /// Answers for every teammate with no script, instead of [`Unscripted`].
@@ -144,6 +145,12 @@ impl TeamBuilder {
         self
     }
 
+    /// The lead's MCP servers (chapter 19 on; none by default): its teammates get none.
+    pub fn mcp(mut self, hub: Arc<crate::mcp_hub::McpHub>) -> Self {
+        self.mcp = Some(hub);
+        self
+    }
+
     /// `model` answers for the lead instead of its script ([`TeamFixture::run`] then has no
     /// script to check: drive the session).
     pub fn lead_model(mut self, model: Arc<dyn ModelClient>) -> Self {
@@ -184,6 +191,7 @@ impl TeamBuilder {
         deps.cron_clock = self.clock.clone();
         deps.board = self.board;
         deps.worktrees = self.worktrees;
+        deps.mcp = self.mcp;
         let (scripts, ws, trust) = (mates.clone(), workspace.clone(), self.trust);
         let (unscripted, questions, mate_model) =
             (self.unscripted, self.questions, self.mate_model);
@@ -252,6 +260,7 @@ impl TeamFixture {
             shutdown_deadline: SHUTDOWN_DEADLINE,
             board: None,
             worktrees: None,
+            mcp: None,
             lead_model: None,
             mate_model: None,
         }

@@ -26,7 +26,7 @@ pub use store::{TRUST_FILE_VERSION, TrustStore, WorkspaceEntry, read_bounded};
 use sha2::{Digest, Sha256};
 
 /// What a workspace can ship that runs code or shapes the prompt. Each kind is trusted on its
-/// own, so a new skill does not stop the hooks (chapter 19 adds `McpServers`).
+/// own, so a new skill does not stop the hooks.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
@@ -38,11 +38,13 @@ pub enum TrustKind {
     Schedules,
     /// `skills/*/SKILL.md`: the catalog in the system prompt, the bodies `load_skill` returns.
     Skills,
+    /// `.mcp.json`: MCP servers, programs started with the session (chapter 19).
+    McpServers,
 }
 
 impl TrustKind {
     /// Every kind, in the order `trust` lists them.
-    pub const ALL: [Self; 3] = [Self::Hooks, Self::Schedules, Self::Skills];
+    pub const ALL: [Self; 4] = [Self::Hooks, Self::Schedules, Self::Skills, Self::McpServers];
 
     /// What the kind is called in notices: "hooks", "schedules", "skills".
     pub fn noun(self) -> &'static str {
@@ -50,6 +52,7 @@ impl TrustKind {
             Self::Hooks => "hooks",
             Self::Schedules => "durable schedules",
             Self::Skills => "skills",
+            Self::McpServers => "MCP servers",
         }
     }
 
@@ -59,6 +62,7 @@ impl TrustKind {
             Self::Hooks => ".agent_tutorial/hooks.json",
             Self::Schedules => ".agent_tutorial/crons.json",
             Self::Skills => "skills/",
+            Self::McpServers => ".mcp.json",
         }
     }
 }
@@ -162,7 +166,7 @@ mod tests {
     fn kinds_serialize_as_snake_case_names() {
         assert_eq!(
             serde_json::to_string(&TrustKind::ALL).unwrap(),
-            r#"["hooks","schedules","skills"]"#
+            r#"["hooks","schedules","skills","mcp_servers"]"#
         );
     }
 }

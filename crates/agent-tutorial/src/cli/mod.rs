@@ -11,6 +11,7 @@ mod cron;
 pub mod deps;
 pub mod hint;
 pub mod line_editor;
+mod mcp;
 mod memory;
 pub mod output;
 mod prompt;
@@ -112,6 +113,9 @@ enum Command {
     /// schedules, skills) and, if you say yes, trust that exact content; a change by anyone
     /// but this harness needs trusting again.
     Trust(trust::TrustArgs),
+    /// The workspace's MCP servers: `mcp list` shows each one's command, trust, state and
+    /// tools (chapter 19 on).
+    Mcp(mcp::McpArgs),
     /// The OS sandbox commands run in (docs/sandbox.md).
     Sandbox {
         #[command(subcommand)]
@@ -330,6 +334,7 @@ pub fn main() -> ExitCode {
         Command::Team(args) => team::team(&args),
         Command::Mailbox(args) => team::mailbox(&args),
         Command::Trust(args) => trust::trust(&args),
+        Command::Mcp(args) => mcp::mcp(&args),
         Command::Chapters => {
             print!("{}", chapters::table());
             Ok(())

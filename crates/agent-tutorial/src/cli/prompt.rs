@@ -76,6 +76,13 @@ pub fn first_request(
             Arc::new(agent_workspace::SystemClock),
         ));
     }
+    // Chapter 19 on: the MCP tools, over servers that are never started.
+    if profile.features().mcp == agent_harness::McpUse::On {
+        deps.mcp = Some(Arc::new(agent_harness::mcp_hub::McpHub::new(
+            deps.workspace.clone(),
+            None,
+        )));
+    }
     let agent = build_preview_agent(profile, deps, prompt).map_err(CliError::usage)?;
     runtime()?
         .block_on(agent.preview_request(prompt))

@@ -241,6 +241,15 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     if features.worktrees == agent_harness::WorktreeUse::On {
         deps.worktrees = Some(super::worktrees::open(&workspace, &rt));
     }
+    // Chapter 19 on: the trusted `.mcp.json`'s servers, started before the first turn.
+    if features.mcp == agent_harness::McpUse::On {
+        let trust = if args.trust_workspace {
+            HookTrust::Bypassed
+        } else {
+            HookTrust::Required
+        };
+        deps.mcp = Some(super::mcp::open(&workspace, &gate, trust, &rt));
+    }
     // Chapter 15 on: the lead can start teammates, each one more agent of this session.
     let team = super::team::attach(
         &mut session,

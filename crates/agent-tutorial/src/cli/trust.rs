@@ -96,6 +96,9 @@ struct Shipped {
     hooks: Vec<HookSpec>,
     schedules: Vec<Schedule>,
     skills: SkillCatalog,
+    /// `.mcp.json` (chapter 19), parsed: a file that would not load is refused before it is
+    /// trusted.
+    mcp: Option<agent_mcp::ConfigFile>,
     fingerprints: BTreeMap<TrustKind, String>,
 }
 
@@ -120,10 +123,15 @@ impl Shipped {
         if let Some(print) = skills.fingerprint() {
             fingerprints.insert(TrustKind::Skills, print);
         }
+        let mcp = agent_mcp::ConfigFile::load(workspace).map_err(CliError::usage)?;
+        if let Some(file) = &mcp {
+            fingerprints.insert(TrustKind::McpServers, file.fingerprint().to_string());
+        }
         Ok(Self {
             hooks,
             schedules,
             skills,
+            mcp,
             fingerprints,
         })
     }
@@ -133,6 +141,10 @@ impl Shipped {
             TrustKind::Hooks => self.hooks.len(),
             TrustKind::Schedules => self.schedules.len(),
             TrustKind::Skills => self.skills.entries().len(),
+            TrustKind::McpServers => self
+                .mcp
+                .as_ref()
+                .map_or(0, |file| file.config().servers().len()),
         }
     }
 
@@ -171,6 +183,12 @@ impl Shipped {
                     ));
                 }
             }
+            TrustKind::McpServers => {
+                let servers = self.mcp.as_ref().map(|file| file.config().servers());
+                for (alias, server) in servers.into_iter().flatten() {
+                    out.push_str(&super::mcp::describe_server(alias, server, shown));
+                }
+            }
         }
         out
     }
@@ -204,7 +222,7 @@ impl Shipped {
 /// A command or prompt as the user must see it: verbatim when every character shows as
 /// itself, otherwise escaped and marked (a control or invisible character could make the
 /// terminal show something other than what runs).
-fn shown(text: &str) -> String {
+pub(super) fn shown(text: &str) -> String {
     let escaped = escape_controls(text);
     if escaped == text {
         escaped

@@ -105,6 +105,34 @@ fn the_stamp_names_one_state_of_one_registry() {
     );
 }
 
+/// Removing tools (chapter 19: a server disconnected) keeps the others in order and gives a
+/// new stamp, also when a registration brings the count back to what it was.
+#[test]
+fn removed_tools_leave_the_list_and_change_the_stamp() {
+    let registry = ToolRegistry::builder()
+        .tool(echo_spec("a"), Arc::new(Echo))
+        .tool(echo_spec("b"), Arc::new(Echo))
+        .tool(echo_spec("c"), Arc::new(Echo))
+        .build()
+        .unwrap();
+    let first = registry.stamp();
+    assert_eq!(registry.remove(&["x".to_string()]), 0);
+    assert_eq!(registry.stamp(), first);
+    assert_eq!(registry.remove(&["b".to_string()]), 1);
+    registry.register(echo_spec("d"), Arc::new(Echo)).unwrap();
+    assert_eq!(registry.names(), ["a", "c", "d"]);
+    assert_ne!(registry.stamp(), first);
+    assert_eq!(
+        registry
+            .prepare(&call("1", "b", r#"{"text": "x"}"#))
+            .unwrap_err(),
+        ToolFailure::new(
+            agent_core::FailureCode::UnknownTool,
+            "no tool named `b`; available: a, c, d"
+        )
+    );
+}
+
 #[test]
 fn unsupported_schema_keywords_are_refused_at_build_time() {
     let mut spec = echo_spec("echo");

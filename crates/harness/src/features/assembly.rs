@@ -52,6 +52,9 @@ pub(crate) enum ToolSlot {
     /// The protocol tools (chapter 16): the lead's `request_shutdown`, `review_plan`, a
     /// teammate's `submit_plan`.
     Protocols,
+    /// `connect_mcp`, `disconnect_mcp` (chapter 19); a server's own tools are appended to
+    /// the live registry after every built-in.
+    Mcp,
 }
 
 /// Adds one feature's tools to a registry.
@@ -140,6 +143,9 @@ pub(crate) struct Assembly<'a> {
     pub(crate) scheduler: Option<Arc<Scheduler>>,
     /// The per-turn memory lifecycle (chapter 9 on).
     pub(crate) memory: Option<Arc<MemorySession>>,
+    /// The lead's MCP servers (chapter 19 on); bound to the registry once it is built, closed
+    /// by the session when it ends.
+    pub(crate) mcp: Option<Arc<crate::mcp_hub::McpHub>>,
     /// Where a teammate's `bash` and file tools run (chapter 18 on): `None`, the workspace.
     pub(crate) route: Option<Arc<crate::routing::Router>>,
     /// Where the selected memories go.
@@ -173,6 +179,7 @@ impl<'a> Assembly<'a> {
             jobs: None,
             scheduler: None,
             memory: None,
+            mcp: None,
             route: None,
             memory_placement: MemoryPlacement::Prompt,
             memory_use: MemoryUse::ReadWrite,
@@ -199,6 +206,9 @@ impl<'a> Assembly<'a> {
     pub(crate) fn finish(self) -> Result<Agent, BuildError> {
         let workspace = self.deps.workspace.clone();
         let tools = Arc::new(self.tools.build()?);
+        if let Some(hub) = &self.mcp {
+            hub.bind(&tools);
+        }
         let prompt: Arc<dyn agent_core::SystemPromptProvider> = match self.features.prompt {
             PromptStyle::Dynamic => {
                 let provider = dynamic_prompt(self.spec, &workspace, &tools, self.sections);
@@ -227,6 +237,7 @@ impl<'a> Assembly<'a> {
             inbox: self.inbox,
             jobs: self.jobs,
             scheduler: self.scheduler,
+            mcp: self.mcp,
         })
     }
 }

@@ -18,6 +18,7 @@ mod dynamic_prompt;
 mod files;
 mod hooks;
 mod mailbox;
+mod mcp;
 mod memory;
 mod plan_gate;
 mod policy;
@@ -56,7 +57,7 @@ pub(crate) trait Feature: Sync {
 /// gate, the hooks, the jobs `bash` hands work to), and the history processors run in the order
 /// their features are installed. Where tools go in the registry is their [`ToolSlot`]'s
 /// business, where prompt sections go their order's, so neither depends on this table.
-pub(crate) const FEATURES: [&dyn Feature; 22] = [
+pub(crate) const FEATURES: [&dyn Feature; 23] = [
     // Wraps the model every later feature captures (memory, compaction, subagents).
     &recovery::Recovery,
     // A teammate's rule, added to the pipeline the policy feature builds next.
@@ -91,6 +92,8 @@ pub(crate) const FEATURES: [&dyn Feature; 22] = [
     &mailbox::Mailbox,
     &protocols::Protocols,
     &autonomy::Autonomy,
+    // The lead's MCP servers (chapter 19): never a teammate's or a subagent's.
+    &mcp::Mcp,
     // Last: a subagent gets what every feature before it gives children.
     &subagent::Subagent,
 ];
@@ -184,6 +187,18 @@ pub struct Features {
     pub autonomy: Autonomy,
     /// Whether claimed tasks get their own git worktrees (chapter 18).
     pub worktrees: WorktreeUse,
+    /// Whether the lead uses the workspace's MCP servers (chapter 19).
+    pub mcp: McpUse,
+}
+
+/// Whether the lead uses MCP servers (chapter 19 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpUse {
+    /// No server is read or started.
+    Off,
+    /// A front end reads `.mcp.json`, admits it through the trust store, starts its servers
+    /// with the session and hands them to the lead ([`crate::mcp_hub::McpHub`]).
+    On,
 }
 
 /// Whether the session's tasks can have worktrees (chapter 18 on).
@@ -234,6 +249,7 @@ impl Features {
             board: Board::None,
             autonomy: Autonomy::Off,
             worktrees: WorktreeUse::Off,
+            mcp: McpUse::Off,
         };
         for feature in installed {
             feature.describe(&mut features);

@@ -76,6 +76,7 @@ fn the_answers_follow_the_capabilities() {
             board: Board::None,
             autonomy: Autonomy::Off,
             worktrees: WorktreeUse::Off,
+            mcp: McpUse::Off,
         }
     );
     assert_eq!(
@@ -91,6 +92,7 @@ fn the_answers_follow_the_capabilities() {
             board: Board::None,
             autonomy: Autonomy::Off,
             worktrees: WorktreeUse::Off,
+            mcp: McpUse::Off,
         }
     );
     assert_eq!(
@@ -106,6 +108,7 @@ fn the_answers_follow_the_capabilities() {
             board: Board::None,
             autonomy: Autonomy::Off,
             worktrees: WorktreeUse::Off,
+            mcp: McpUse::Off,
         }
     );
     assert_eq!(
@@ -121,6 +124,7 @@ fn the_answers_follow_the_capabilities() {
             board: Board::None,
             autonomy: Autonomy::Off,
             worktrees: WorktreeUse::Off,
+            mcp: McpUse::Off,
         }
     );
     assert_eq!(
@@ -136,6 +140,7 @@ fn the_answers_follow_the_capabilities() {
             board: Board::None,
             autonomy: Autonomy::Off,
             worktrees: WorktreeUse::Off,
+            mcp: McpUse::Off,
         }
     );
     assert_eq!(
@@ -151,10 +156,18 @@ fn the_answers_follow_the_capabilities() {
             board: Board::Shared,
             autonomy: Autonomy::On,
             worktrees: WorktreeUse::Off,
+            mcp: McpUse::Off,
         }
     );
     assert_eq!(
         Features::of(up_to(Capability::Worktrees)).worktrees,
         WorktreeUse::On
+    );
+    assert_eq!(
+        (
+            Features::of(up_to(Capability::Worktrees)).mcp,
+            Features::of(up_to(Capability::Mcp)).mcp
+        ),
+        (McpUse::Off, McpUse::On)
     );
 }

@@ -53,6 +53,7 @@ pub(super) struct Parts {
     pub(super) inboxes: BTreeMap<AgentId, Arc<AgentInbox>>,
     pub(super) schedulers: Vec<(AgentId, Arc<Scheduler>)>,
     pub(super) jobs: Vec<Arc<JobManager>>,
+    pub(super) mcp: Vec<Arc<crate::mcp_hub::McpHub>>,
 }
 
 /// What the loop decided after a submission or an ended turn.
@@ -171,6 +172,7 @@ impl Session {
             inboxes: BTreeMap::new(),
             schedulers: Vec::new(),
             jobs: Vec::new(),
+            mcp: Vec::new(),
         };
         for (id, slot) in &self.slots {
             let Some(agent) = &slot.agent else { continue };
@@ -180,6 +182,9 @@ impl Session {
             }
             if let Some(jobs) = &agent.jobs {
                 parts.jobs.push(jobs.clone());
+            }
+            if let Some(hub) = &agent.mcp {
+                parts.mcp.push(hub.clone());
             }
         }
         parts
@@ -479,6 +484,10 @@ impl Session {
         watchers.abort_all();
         for jobs in &parts.jobs {
             jobs.kill_all(KillReason::SessionEnded);
+        }
+        // Every MCP server's whole tree ends before the session says it ended.
+        for hub in &parts.mcp {
+            hub.close().await;
         }
         self.outbox
             .session_event(SessionEvent::Ended(reason.clone()));

@@ -89,6 +89,7 @@ pub fn notice(kind: TrustKind, verdict: Verdict, count: usize, root: &Path) -> S
         TrustKind::Hooks => "none will run",
         TrustKind::Schedules => "none will run",
         TrustKind::Skills => "none is in the prompt",
+        TrustKind::McpServers => "none will start",
     };
     format!(
         "{} in {} {state} ({count}), so {effect}; review and trust them with: agent-tutorial trust --workspace {}",
