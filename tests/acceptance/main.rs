@@ -28,6 +28,7 @@ mod ch17;
 mod ch18;
 mod ch19;
 mod ch19_cli;
+mod ch19_interop;
 mod cli;
 mod doc_excerpts;
 mod docs;
