@@ -109,11 +109,21 @@ async fn two_sessions_starting_sixty_jobs_each_in_one_workspace_never_share_an_i
         agent_workspace::Workspace::new(dir.path()).unwrap(),
         agent_jobs::JobConfig::default(),
     ));
+    // In batches under the running limit, each waited for: a loaded machine's slow `true`
+    // must not hit the limit (the race is on the ids, not on how fast jobs end).
     let starts = [first.clone(), second.clone()].map(|jobs| {
-        tokio::task::spawn_blocking(move || {
-            (0..60)
-                .map(|_| jobs.start("true").map_err(|e| e.to_string()))
-                .collect::<Result<Vec<u64>, String>>()
+        tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for _ in 0..4 {
+                let batch = (0..15)
+                    .map(|_| jobs.start("true").map_err(|e| e.to_string()))
+                    .collect::<Result<Vec<u64>, String>>()?;
+                for id in &batch {
+                    jobs.wait(*id).await.map_err(|e| e.to_string())?;
+                }
+                ids.extend(batch);
+            }
+            Ok::<Vec<u64>, String>(ids)
         })
     });
     let mut ids = Vec::new();
