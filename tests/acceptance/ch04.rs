@@ -486,7 +486,7 @@ fn revoked_trust_stops_the_hooks() {
     assert_eq!(
         out,
         format!(
-            "Revoked: hooks, schedules and skills in {} are no longer used.\n",
+            "Revoked: hooks, schedules, skills and MCP servers in {} are no longer used.\n",
             root.display()
         )
     );

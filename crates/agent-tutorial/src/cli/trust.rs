@@ -37,7 +37,8 @@ pub const MAX_HOOKS_FILE_BYTES: u64 = 1 << 20;
 /// Whether a run asks the trust store before using what the workspace ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookTrust {
-    /// Hooks, schedules and skills are used only if the user trusted them (the default).
+    /// Hooks, schedules, skills and MCP servers are used only if the user trusted them (the
+    /// default).
     Required,
     /// `--trust-workspace`: use them without asking (CI, or a repository the user wrote).
     Bypassed,
@@ -237,8 +238,8 @@ pub struct TrustArgs {
     /// The workspace to review (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// Forget the trust recorded for the workspace: its hooks, schedules and skills stop
-    /// being used.
+    /// Forget the trust recorded for the workspace: its hooks, schedules, skills and MCP
+    /// servers stop being used.
     #[arg(long, conflicts_with = "yes")]
     revoke: bool,
     /// Trust without asking (scripts). Read the listing first.
@@ -269,7 +270,9 @@ pub fn trust(args: &TrustArgs) -> CliResult {
     let store = TrustStore::from_env(|k| std::env::var_os(k)).map_err(CliError::usage)?;
     if args.revoke {
         if store.revoke(root).map_err(CliError::usage)? {
-            println!("Revoked: hooks, schedules and skills in {shown_root} are no longer used.");
+            println!(
+                "Revoked: hooks, schedules, skills and MCP servers in {shown_root} are no longer used."
+            );
         } else {
             println!("{shown_root} was not trusted; nothing to revoke.");
         }
@@ -278,7 +281,7 @@ pub fn trust(args: &TrustArgs) -> CliResult {
     let shipped = Shipped::read(&workspace)?;
     if shipped.fingerprints.is_empty() {
         println!(
-            "Nothing in {shown_root} runs code or shapes the prompt (no hooks, durable schedules or skills); nothing to trust."
+            "Nothing in {shown_root} runs code or shapes the prompt (no hooks, durable schedules, skills or MCP servers); nothing to trust."
         );
         return Ok(());
     }
