@@ -79,27 +79,11 @@ fn hub(dir: &Path) -> Arc<McpHub> {
     )
 }
 
-/// Runs git in `dir` with a fixed identity and none of the machine's configuration.
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 /// The test workspace made a repository, its worktrees and its board (chapters 17–18).
 fn repository(dir: &Path) -> (Worktrees, BoardSeat) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-q", "-m", "first"]);
+    agent_test_support::git(dir, &["init", "-q", "-b", "main"]);
+    agent_test_support::git(dir, &["add", "."]);
+    agent_test_support::git(dir, &["commit", "-q", "-m", "first"]);
     let ws = Workspace::new(dir).unwrap();
     let trees = Worktrees::new(
         Git::with_sandbox(&ws, Sandbox::new(SandboxMode::Off, Network::Off)),

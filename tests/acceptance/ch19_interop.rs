@@ -5,31 +5,13 @@
 //! into `target/`) and names its entry script in `MCP_EVERYTHING_SERVER`. Without it the test
 //! passes with a note, except under CI (`CI=true`), where a missing server is a failure.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 
 use crate::support::{command, workspace};
 
-/// The variable `.ci/run` sets to the server's `dist/index.js`.
-const SERVER_ENV: &str = "MCP_EVERYTHING_SERVER";
-
-fn server_script() -> Option<PathBuf> {
-    match std::env::var_os(SERVER_ENV).map(PathBuf::from) {
-        Some(script) if script.is_file() => Some(script),
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{SERVER_ENV} does not name the installed server-everything (see .ci/run)")
-        }
-        _ => {
-            eprintln!("skipped: {SERVER_ENV} is not set (.ci/run installs the server)");
-            None
-        }
-    }
-}
-
 #[test]
 fn chapter_19_lists_the_reference_servers_tools_and_its_answers_reach_the_model() {
-    let Some(server) = server_script() else {
+    let Some(server) = agent_test_support::mcp_everything_server() else {
         return;
     };
     let dir = workspace();

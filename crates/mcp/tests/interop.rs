@@ -6,31 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-
 use agent_core::tool::{PreparedCall, ToolHandler, ToolOutput};
 use agent_mcp::{ConfigFile, ConnectOptions, McpConnection};
 use agent_sandbox::{Mode, Network, Sandbox};
 use agent_trust::Verdict;
 use agent_workspace::Workspace;
 use serde_json::{Value, json};
-
-/// The variable `.ci/run` sets to the server's `dist/index.js`.
-const SERVER_ENV: &str = "MCP_EVERYTHING_SERVER";
-
-fn server_script() -> Option<PathBuf> {
-    let script = std::env::var_os(SERVER_ENV).map(PathBuf::from);
-    match script {
-        Some(script) if script.is_file() => Some(script),
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{SERVER_ENV} does not name the installed server-everything (see .ci/run)")
-        }
-        _ => {
-            eprintln!("skipped: {SERVER_ENV} is not set (.ci/run installs the server)");
-            None
-        }
-    }
-}
 
 async fn call(connection: &McpConnection, name: &str, arguments: Value) -> ToolOutput {
     let tool = connection
@@ -50,7 +31,7 @@ async fn call(connection: &McpConnection, name: &str, arguments: Value) -> ToolO
 
 #[tokio::test]
 async fn the_reference_server_lists_its_tools_and_answers_echo_and_get_sum() {
-    let Some(script) = server_script() else {
+    let Some(script) = agent_test_support::mcp_everything_server() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

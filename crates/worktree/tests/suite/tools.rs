@@ -3,27 +3,16 @@
 use std::sync::Arc;
 
 use agent_board::{BoardConfig, ClaimTarget, NewTask, SqliteBoard, TaskBoard, TaskId};
-use agent_core::{ToolCall, ToolRegistry};
+use agent_core::ToolRegistry;
 use agent_protocol::AgentId;
 use agent_workspace::Workspace;
 use agent_worktree::tools;
 
 use super::Repo;
 
+/// The call as the loop runs it (the arguments as the model writes them).
 async fn call(registry: &ToolRegistry, name: &str, arguments: &str) -> String {
-    let call = ToolCall {
-        id: "call-1".into(),
-        name: name.into(),
-        arguments: arguments.into(),
-    };
-    let prepared = match registry.prepare(&call) {
-        Ok(prepared) => prepared,
-        Err(failure) => return failure.to_string(),
-    };
-    match registry.execute(&prepared).await {
-        Ok(text) => text,
-        Err(failure) => failure.to_string(),
-    }
+    agent_test_support::call_tool(registry, name, serde_json::from_str(arguments).unwrap()).await
 }
 
 /// A repository, its board with one task (#1) and the lead's three tools.
