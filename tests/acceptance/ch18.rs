@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_board::{BoardConfig, NewTask, SqliteBoard, TaskBoard, TaskId};
-use agent_core::{AgentId, Message, ModelClient, ModelError, ModelReply, ModelRequest};
+use agent_core::{AgentId, Message, ModelReply, ModelRequest};
 use agent_harness::board_seat::BoardSeat;
 use agent_harness::session::{Mode, Op};
 use agent_harness::team_runtime::AutonomyConfig;
@@ -15,15 +15,15 @@ use agent_sandbox::{Mode as SandboxMode, Network, Sandbox};
 use agent_tools::Workspace;
 use agent_workspace::ManualClock;
 use agent_worktree::{Git, WorktreeName, Worktrees};
-use async_trait::async_trait;
 use serde_json::json;
 
+use crate::ch17::autonomy::{Responder, attribute};
 use crate::support::{call, tool_round, workspace};
 use crate::team_support::builder;
 
 /// The test workspace made a repository with one commit on `main`, its worktrees (git run
 /// unconfined: the test binary is no sandbox helper) and its board.
-fn repository(dir: &Path) -> (Worktrees, Arc<SqliteBoard>) {
+pub(crate) fn repository(dir: &Path) -> (Worktrees, Arc<SqliteBoard>) {
     agent_test_support::git(dir, &["init", "-q", "-b", "main"]);
     agent_test_support::git(dir, &["add", "."]);
     agent_test_support::git(dir, &["commit", "-q", "-m", "first"]);
@@ -56,24 +56,6 @@ async fn p18_first_request_in_full() {
     let root = dir.path().canonicalize().unwrap().display().to_string();
     let text = agent_tutorial::render::full(&t.requests("lead")[0]).replace(&root, "<workspace>");
     insta::assert_snapshot!(text);
-}
-
-/// A model that answers from what it was sent (which teammate gets which task is not known
-/// in advance).
-struct Responder(fn(&ModelRequest) -> ModelReply);
-
-#[async_trait]
-impl ModelClient for Responder {
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
-        Ok((self.0)(request))
-    }
-}
-
-/// The value of attribute `name` in the first line of `text`.
-fn attribute(text: &str, name: &str) -> String {
-    let line = text.lines().next().unwrap();
-    let (_, rest) = line.split_once(&format!(" {name}=\"")).unwrap();
-    rest.split_once('"').unwrap().0.to_string()
 }
 
 /// The task the teammate was handed last: (id, token).

@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_board::{BoardConfig, SqliteBoard};
 use agent_core::{Message, ModelReply, ModelRequest};
 use agent_harness::board_seat::BoardSeat;
 use agent_harness::mcp_hub::McpHub;
@@ -15,8 +14,7 @@ use agent_mcp::ConfigFile;
 use agent_sandbox::{Mode as SandboxMode, Network, Sandbox};
 use agent_tools::Workspace;
 use agent_trust::Verdict;
-use agent_workspace::ManualClock;
-use agent_worktree::{Git, Worktrees};
+use agent_worktree::Worktrees;
 use serde_json::json;
 
 use crate::support::{call, tool_round, workspace};
@@ -79,17 +77,9 @@ fn hub(dir: &Path) -> Arc<McpHub> {
     )
 }
 
-/// The test workspace made a repository, its worktrees and its board (chapters 17–18).
+/// The test workspace made a repository, its worktrees and its board seat (chapters 17–18).
 fn repository(dir: &Path) -> (Worktrees, BoardSeat) {
-    agent_test_support::git(dir, &["init", "-q", "-b", "main"]);
-    agent_test_support::git(dir, &["add", "."]);
-    agent_test_support::git(dir, &["commit", "-q", "-m", "first"]);
-    let ws = Workspace::new(dir).unwrap();
-    let trees = Worktrees::new(
-        Git::with_sandbox(&ws, Sandbox::new(SandboxMode::Off, Network::Off)),
-        Arc::new(ManualClock::new(std::time::UNIX_EPOCH)),
-    );
-    let board = Arc::new(SqliteBoard::open(&ws, BoardConfig::default()).unwrap());
+    let (trees, board) = crate::ch18::repository(dir);
     (trees, BoardSeat::new(board))
 }
 

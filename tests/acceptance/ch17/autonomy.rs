@@ -35,7 +35,7 @@ impl agent_board::BoardClock for TickClock {
 /// A model that answers from what it was sent, whoever asks and in whatever order: the
 /// teammates' share of the tasks depends on who is idle first, so no script could say in
 /// advance which of them completes which task (or with which token).
-struct Responder(fn(&ModelRequest) -> ModelReply);
+pub(crate) struct Responder(pub(crate) fn(&ModelRequest) -> ModelReply);
 
 #[async_trait]
 impl ModelClient for Responder {
@@ -55,7 +55,7 @@ fn last_text(request: &ModelRequest) -> (&'static str, String) {
 }
 
 /// The value of attribute `name` in the first line of `text`.
-fn attribute(text: &str, name: &str) -> String {
+pub(crate) fn attribute(text: &str, name: &str) -> String {
     let line = text.lines().next().unwrap();
     let (_, rest) = line.split_once(&format!(" {name}=\"")).unwrap();
     rest.split_once('"').unwrap().0.to_string()

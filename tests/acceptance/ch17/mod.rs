@@ -3,7 +3,7 @@
 //! the claim was lost refused with the file unchanged; `autonomy`: idle teammates take every
 //! ready task once, never before what it waits for; `cli`: `tasks --board`.
 
-mod autonomy;
+pub(crate) mod autonomy;
 mod cli;
 mod leases;
 
