@@ -308,26 +308,27 @@ impl Worktrees {
                 state: binding.state.to_string(),
             });
         }
-        let relative = format!("{WORKTREES_DIR}/{}", binding.name);
+        self.verified(&binding.name).map_err(stale)
+    }
+
+    /// The worktree `name` as a workspace, if its folder is what git recorded for this
+    /// repository: no link on the way, a folder, its `.git` and git's record naming each other.
+    /// What routing and restart reconciliation both trust.
+    pub(crate) fn verified(&self, name: &WorktreeName) -> Result<Workspace, String> {
+        let relative = format!("{WORKTREES_DIR}/{name}");
         let inside = self
             .workspace()
             .inside(&relative)
-            .map_err(|err| stale(err.to_string()))?;
+            .map_err(|err| err.to_string())?;
         // A link anywhere on the way resolves somewhere else than the name says.
         if inside.path() != Path::new(&relative) {
-            return Err(stale(format!("{relative} leads elsewhere")));
+            return Err(format!("{relative} leads elsewhere"));
         }
-        if self
-            .workspace()
-            .kind(&inside)
-            .map_err(|e| stale(e.to_string()))?
-            != Some(FileKind::Directory)
-        {
-            return Err(stale(format!("{relative} is not a folder")));
+        if self.workspace().kind(&inside).map_err(|e| e.to_string())? != Some(FileKind::Directory) {
+            return Err(format!("{relative} is not a folder"));
         }
-        self.check_link(&inside).map_err(stale)?;
-        Workspace::new(self.workspace().root().join(inside.path()))
-            .map_err(|err| stale(err.to_string()))
+        self.check_link(&inside)?;
+        Workspace::new(self.workspace().root().join(inside.path())).map_err(|err| err.to_string())
     }
 
     /// The worktree's `.git` file names this repository's record of it, and that record names

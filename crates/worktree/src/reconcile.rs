@@ -74,8 +74,8 @@ impl Worktrees {
             let (task, name) = (binding.task, binding.name.clone());
             match binding.state {
                 BindingState::Creating => {
-                    let here =
-                        live(&name).is_some() && folder.join(name.as_str()).join(".git").is_file();
+                    // Listed by git, and the folder the one git recorded (as routing checks it).
+                    let here = live(&name).is_some() && self.verified(&name).is_ok();
                     if here {
                         self.bindings().set(binding, BindingState::Active)?;
                         found.push(Reconciled::Completed { task, name });

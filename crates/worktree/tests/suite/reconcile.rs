@@ -135,3 +135,27 @@ async fn interrupted_creates_are_completed_or_abandoned_and_lost_folders_pruned(
         }]
     );
 }
+
+#[tokio::test]
+async fn an_interrupted_create_whose_folder_points_at_another_repository_is_not_completed() {
+    let repo = Repo::new();
+    let other = Repo::new();
+    let added = repo.tree("swapped").to_string_lossy().into_owned();
+    repo.git(&["worktree", "add", "-q", "-b", "wt/swapped", &added, "main"]);
+    plant(&repo, &creating(1, "swapped"));
+    // Git still lists it, but its `.git` now names another repository's record.
+    std::fs::write(
+        repo.tree("swapped").join(".git"),
+        format!("gitdir: {}/.git/worktrees/swapped\n", other.root().display()),
+    )
+    .unwrap();
+    assert_eq!(
+        repo.trees.reconcile().await.unwrap(),
+        vec![Reconciled::Abandoned {
+            task: task(1),
+            name: name("swapped"),
+            branch_kept: true,
+        }]
+    );
+    assert!(repo.trees.route(task(1)).is_err());
+}
