@@ -63,111 +63,76 @@ fn the_answers_follow_the_capabilities() {
         let end = Capability::ALL.iter().position(|c| *c == last).unwrap();
         Capability::ALL[..=end].iter().copied().collect()
     };
+    // Each chapter's answers are the ones before it with what its capability changes.
+    let files = Features {
+        interrupts: Interrupts::EndSession,
+        input: Input::PlainLines,
+        fallback: ModelFallback::NotUsed,
+        prompt: PromptStyle::Fixed,
+        shell_hooks: ShellHooks::Ignored,
+        team: Team::Alone,
+        protocols: agent_team::Protocols::Off,
+        board: Board::None,
+        autonomy: Autonomy::Off,
+        worktrees: WorktreeUse::Off,
+        mcp: McpUse::Off,
+    };
+    let dynamic_prompt = Features {
+        prompt: PromptStyle::Dynamic,
+        shell_hooks: ShellHooks::Loaded,
+        ..files
+    };
+    let recovery = Features {
+        interrupts: Interrupts::CancelTurn,
+        input: Input::LineEditor,
+        fallback: ModelFallback::Required,
+        ..dynamic_prompt
+    };
+    let mailbox = Features {
+        team: Team::Lead,
+        ..recovery
+    };
+    let plan_gate = Features {
+        protocols: agent_team::Protocols::On,
+        ..mailbox
+    };
+    let autonomy = Features {
+        board: Board::Shared,
+        autonomy: Autonomy::On,
+        ..plan_gate
+    };
+    let worktrees = Features {
+        worktrees: WorktreeUse::On,
+        ..autonomy
+    };
+    let mcp = Features {
+        mcp: McpUse::On,
+        ..worktrees
+    };
+    let answers: Vec<Features> = [
+        Capability::Files,
+        Capability::DynamicPrompt,
+        Capability::Recovery,
+        Capability::Mailbox,
+        Capability::PlanGate,
+        Capability::Autonomy,
+        Capability::Worktrees,
+        Capability::Mcp,
+    ]
+    .into_iter()
+    .map(|last| Features::of(up_to(last)))
+    .collect();
     assert_eq!(
-        Features::of(up_to(Capability::Files)),
-        Features {
-            interrupts: Interrupts::EndSession,
-            input: Input::PlainLines,
-            fallback: ModelFallback::NotUsed,
-            prompt: PromptStyle::Fixed,
-            shell_hooks: ShellHooks::Ignored,
-            team: Team::Alone,
-            protocols: agent_team::Protocols::Off,
-            board: Board::None,
-            autonomy: Autonomy::Off,
-            worktrees: WorktreeUse::Off,
-            mcp: McpUse::Off,
-        }
-    );
-    assert_eq!(
-        Features::of(up_to(Capability::DynamicPrompt)),
-        Features {
-            interrupts: Interrupts::EndSession,
-            input: Input::PlainLines,
-            fallback: ModelFallback::NotUsed,
-            prompt: PromptStyle::Dynamic,
-            shell_hooks: ShellHooks::Loaded,
-            team: Team::Alone,
-            protocols: agent_team::Protocols::Off,
-            board: Board::None,
-            autonomy: Autonomy::Off,
-            worktrees: WorktreeUse::Off,
-            mcp: McpUse::Off,
-        }
-    );
-    assert_eq!(
-        Features::of(up_to(Capability::Recovery)),
-        Features {
-            interrupts: Interrupts::CancelTurn,
-            input: Input::LineEditor,
-            fallback: ModelFallback::Required,
-            prompt: PromptStyle::Dynamic,
-            shell_hooks: ShellHooks::Loaded,
-            team: Team::Alone,
-            protocols: agent_team::Protocols::Off,
-            board: Board::None,
-            autonomy: Autonomy::Off,
-            worktrees: WorktreeUse::Off,
-            mcp: McpUse::Off,
-        }
-    );
-    assert_eq!(
-        Features::of(up_to(Capability::Mailbox)),
-        Features {
-            interrupts: Interrupts::CancelTurn,
-            input: Input::LineEditor,
-            fallback: ModelFallback::Required,
-            prompt: PromptStyle::Dynamic,
-            shell_hooks: ShellHooks::Loaded,
-            team: Team::Lead,
-            protocols: agent_team::Protocols::Off,
-            board: Board::None,
-            autonomy: Autonomy::Off,
-            worktrees: WorktreeUse::Off,
-            mcp: McpUse::Off,
-        }
-    );
-    assert_eq!(
-        Features::of(up_to(Capability::PlanGate)),
-        Features {
-            interrupts: Interrupts::CancelTurn,
-            input: Input::LineEditor,
-            fallback: ModelFallback::Required,
-            prompt: PromptStyle::Dynamic,
-            shell_hooks: ShellHooks::Loaded,
-            team: Team::Lead,
-            protocols: agent_team::Protocols::On,
-            board: Board::None,
-            autonomy: Autonomy::Off,
-            worktrees: WorktreeUse::Off,
-            mcp: McpUse::Off,
-        }
-    );
-    assert_eq!(
-        Features::of(up_to(Capability::Autonomy)),
-        Features {
-            interrupts: Interrupts::CancelTurn,
-            input: Input::LineEditor,
-            fallback: ModelFallback::Required,
-            prompt: PromptStyle::Dynamic,
-            shell_hooks: ShellHooks::Loaded,
-            team: Team::Lead,
-            protocols: agent_team::Protocols::On,
-            board: Board::Shared,
-            autonomy: Autonomy::On,
-            worktrees: WorktreeUse::Off,
-            mcp: McpUse::Off,
-        }
-    );
-    assert_eq!(
-        Features::of(up_to(Capability::Worktrees)).worktrees,
-        WorktreeUse::On
-    );
-    assert_eq!(
-        (
-            Features::of(up_to(Capability::Worktrees)).mcp,
-            Features::of(up_to(Capability::Mcp)).mcp
-        ),
-        (McpUse::Off, McpUse::On)
+        answers,
+        [
+            files,
+            dynamic_prompt,
+            recovery,
+            mailbox,
+            plan_gate,
+            autonomy,
+            worktrees,
+            mcp
+        ]
     );
 }

@@ -146,7 +146,10 @@ async fn an_interrupted_create_whose_folder_points_at_another_repository_is_not_
     // Git still lists it, but its `.git` now names another repository's record.
     std::fs::write(
         repo.tree("swapped").join(".git"),
-        format!("gitdir: {}/.git/worktrees/swapped\n", other.root().display()),
+        format!(
+            "gitdir: {}/.git/worktrees/swapped\n",
+            other.root().display()
+        ),
     )
     .unwrap();
     assert_eq!(
