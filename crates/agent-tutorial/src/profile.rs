@@ -85,7 +85,7 @@ const TABLE: &[Profile] = &[
     row(17, Built,   &[C::TaskBoard, C::Autonomy], "a shared task board: claims, leases and fencing tokens"),
     row(18, Built,   &[C::Worktrees],             "worktrees: every claimed task in its own git worktree, nothing lost on removal"),
     row(19, Built,   &[C::Mcp],                   "MCP servers: trusted before they start, bounded while they run, gone when they end"),
-    row(20, Planned, &[],                         "the full harness: everything on one runner"),
+    row(20, Planned, &[C::FullHarness],         "the full harness: everything on one runner"),
 ];
 
 /// Why a chapter number has no profile to run.

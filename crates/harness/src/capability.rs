@@ -55,11 +55,14 @@ pub enum Capability {
     /// MCP servers from the trusted `.mcp.json`, the lead's only: started with the session,
     /// `connect_mcp` / `disconnect_mcp`, their tools as `mcp__<alias>__<name>` (chapter 19).
     Mcp,
+    /// Everything on one runner, with what a daily user expects of it: replies streamed by
+    /// default, sessions that can be continued, slash commands at the prompt (chapter 20).
+    FullHarness,
 }
 
 impl Capability {
     /// Every capability, in the order the chapters add them.
-    pub const ALL: [Capability; 23] = [
+    pub const ALL: [Capability; 24] = [
         Self::Bash,
         Self::Files,
         Self::Policy,
@@ -83,6 +86,7 @@ impl Capability {
         Self::Autonomy,
         Self::Worktrees,
         Self::Mcp,
+        Self::FullHarness,
     ];
 
     /// The snake_case name shown by `agent-tutorial chapters`.
@@ -111,6 +115,7 @@ impl Capability {
             Self::Autonomy => "autonomy",
             Self::Worktrees => "worktrees",
             Self::Mcp => "mcp",
+            Self::FullHarness => "full_harness",
         }
     }
 

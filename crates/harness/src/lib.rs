@@ -31,8 +31,8 @@ pub use agent_memory::MemoryPlacement;
 pub use bootstrap::{Agent, AgentDeps, AgentSpec, BuildError, build_agent, build_preview_agent};
 pub use capability::{Capabilities, Capability};
 pub use features::{
-    Autonomy, Board, Features, Input, McpUse, ModelFallback, PromptStyle, ShellHooks, Team,
-    WorktreeUse,
+    Autonomy, Board, Features, Input, McpUse, ModelFallback, PromptStyle, ShellHooks,
+    SlashCommands, StreamDefault, Team, WorktreeUse,
 };
 pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
 pub use session::{Session, SessionEvent, SessionHandle};

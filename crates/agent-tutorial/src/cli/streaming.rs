@@ -1,7 +1,8 @@
 //! `--stream` / `--no-stream`: whether the model's replies are streamed (chapter 11 on, the
-//! chapter that owns the transport and its recovery; off by default before chapter 20).
+//! chapter that owns the transport and its recovery; on by default from chapter 20, the
+//! [`Features::stream_default`] the harness answers).
 
-use agent_harness::{Features, ModelFallback};
+use agent_harness::{Features, ModelFallback, StreamDefault};
 use agent_openai::Streaming;
 
 use super::output::OutputFormat;
@@ -36,7 +37,10 @@ pub(crate) fn streaming(chapter: u8, features: Features, args: &RunArgs) -> CliR
             )));
         }
     }
-    Ok(if args.stream {
+    // Neither flag: the chapter's default (chapter 20 streams, chapters 11–19 read whole).
+    let streamed =
+        args.stream || (!args.no_stream && features.stream_default == StreamDefault::Streamed);
+    Ok(if streamed {
         Streaming::On
     } else {
         Streaming::Off

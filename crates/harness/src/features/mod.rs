@@ -16,6 +16,7 @@ mod compaction;
 mod cron;
 mod dynamic_prompt;
 mod files;
+mod full_harness;
 mod hooks;
 mod mailbox;
 mod mcp;
@@ -57,7 +58,7 @@ pub(crate) trait Feature: Sync {
 /// gate, the hooks, the jobs `bash` hands work to), and the history processors run in the order
 /// their features are installed. Where tools go in the registry is their [`ToolSlot`]'s
 /// business, where prompt sections go their order's, so neither depends on this table.
-pub(crate) const FEATURES: [&dyn Feature; 23] = [
+pub(crate) const FEATURES: [&dyn Feature; 24] = [
     // Wraps the model every later feature captures (memory, compaction, subagents).
     &recovery::Recovery,
     // A teammate's rule, added to the pipeline the policy feature builds next.
@@ -94,6 +95,8 @@ pub(crate) const FEATURES: [&dyn Feature; 23] = [
     &autonomy::Autonomy,
     // The lead's MCP servers (chapter 19): never a teammate's or a subagent's.
     &mcp::Mcp,
+    // Changes only what a front end is told (streaming, sessions, slash commands).
+    &full_harness::FullHarness,
     // Last: a subagent gets what every feature before it gives children.
     &subagent::Subagent,
 ];
@@ -189,6 +192,30 @@ pub struct Features {
     pub worktrees: WorktreeUse,
     /// Whether the lead uses the workspace's MCP servers (chapter 19).
     pub mcp: McpUse,
+    /// Whether replies stream when neither `--stream` nor `--no-stream` is given (chapter 20).
+    pub stream_default: StreamDefault,
+    /// Whether the interactive prompt takes slash commands (chapter 20).
+    pub slash_commands: SlashCommands,
+}
+
+/// Whether the model's replies stream when the person asks neither way (chapter 20 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamDefault {
+    /// Each reply is read whole unless `--stream` is given (chapters 11–19: streaming is a
+    /// flag there, so their request snapshots and printed output stay what they teach).
+    Whole,
+    /// Replies stream unless `--no-stream` is given (chapter 20).
+    Streamed,
+}
+
+/// Whether a line starting with `/` at the interactive prompt is a command for the harness
+/// (chapter 20 on) or a prompt for the model like any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlashCommands {
+    /// Every line is a prompt.
+    Off,
+    /// `/help`, `/tools`, `/cost` … are the harness's; only other lines reach the model.
+    On,
 }
 
 /// Whether the lead uses MCP servers (chapter 19 on).
@@ -250,6 +277,8 @@ impl Features {
             autonomy: Autonomy::Off,
             worktrees: WorktreeUse::Off,
             mcp: McpUse::Off,
+            stream_default: StreamDefault::Whole,
+            slash_commands: SlashCommands::Off,
         };
         for feature in installed {
             feature.describe(&mut features);

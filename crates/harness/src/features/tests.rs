@@ -76,6 +76,8 @@ fn the_answers_follow_the_capabilities() {
         autonomy: Autonomy::Off,
         worktrees: WorktreeUse::Off,
         mcp: McpUse::Off,
+        stream_default: StreamDefault::Whole,
+        slash_commands: SlashCommands::Off,
     };
     let dynamic_prompt = Features {
         prompt: PromptStyle::Dynamic,
@@ -109,6 +111,11 @@ fn the_answers_follow_the_capabilities() {
         mcp: McpUse::On,
         ..worktrees
     };
+    let full_harness = Features {
+        stream_default: StreamDefault::Streamed,
+        slash_commands: SlashCommands::On,
+        ..mcp
+    };
     let answers: Vec<Features> = [
         Capability::Files,
         Capability::DynamicPrompt,
@@ -118,6 +125,7 @@ fn the_answers_follow_the_capabilities() {
         Capability::Autonomy,
         Capability::Worktrees,
         Capability::Mcp,
+        Capability::FullHarness,
     ]
     .into_iter()
     .map(|last| Features::of(up_to(last)))
@@ -132,7 +140,8 @@ fn the_answers_follow_the_capabilities() {
             plan_gate,
             autonomy,
             worktrees,
-            mcp
+            mcp,
+            full_harness
         ]
     );
 }
