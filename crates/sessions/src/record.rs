@@ -1,0 +1,102 @@
+//! What a session file holds: its lines ([`Line`]) and the id that names it ([`SessionId`]).
+
+use agent_protocol::message::Message;
+use serde::{Deserialize, Serialize};
+
+/// The version of the format this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A session's id: its start time in UTC and six random hex digits,
+/// `20261201-190400-a1b2c3`. Sorting ids sorts sessions by start; one spelling per id, so a
+/// planted `../x` or an odd name is simply not one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId(String);
+
+impl SessionId {
+    /// A new id for a session starting `now`.
+    pub fn new(now: jiff::Timestamp) -> Self {
+        let time = now.strftime("%Y%m%d-%H%M%S");
+        Self(format!("{time}-{:06x}", random24()))
+    }
+
+    /// `text` when it is an id's exact spelling.
+    pub fn parse(text: &str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        let digits = |range: std::ops::Range<usize>| bytes[range].iter().all(u8::is_ascii_digit);
+        let hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+        let valid = bytes.len() == 22
+            && digits(0..8)
+            && bytes[8] == b'-'
+            && digits(9..15)
+            && bytes[15] == b'-'
+            && bytes[16..].iter().all(hex);
+        valid.then(|| Self(text.to_string()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The session file's name: `<id>.jsonl`.
+    pub fn file_name(&self) -> String {
+        format!("{}{}", self.0, crate::EXTENSION)
+    }
+
+    /// The id a file name holds, when it is a session file's name.
+    pub fn from_file_name(name: &str) -> Option<Self> {
+        name.strip_suffix(crate::EXTENSION).and_then(Self::parse)
+    }
+}
+
+impl std::fmt::Display for SessionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// 24 random bits from the OS-seeded hasher std uses against hash flooding, mixed with the
+/// process id and the clock: enough that two sessions started in one second differ.
+fn random24() -> u32 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        hasher.write_u128(now.as_nanos());
+    }
+    (hasher.finish() & 0x00ff_ffff) as u32
+}
+
+/// The first line of a session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// [`FORMAT_VERSION`] when written.
+    pub version: u32,
+    /// The session's id (the file's name must match it).
+    pub id: String,
+    /// When the session started, RFC 3339 in UTC.
+    pub started: String,
+    /// The chapter whose agent ran it: a session continues with the same chapter only.
+    pub chapter: u8,
+    /// The first prompt, as typed.
+    pub first_prompt: String,
+}
+
+/// One line of a session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Line {
+    /// The first line.
+    Header(Header),
+    /// A person's turn began here (the messages it stored follow).
+    Turn,
+    /// One message of the history, exactly as the loop stored it.
+    Message {
+        /// The message.
+        message: Message,
+    },
+    /// The writer reached a bound ([`crate::Limits`]) and stopped: what follows in the
+    /// session was not kept, so the file cannot be continued exactly.
+    Truncated,
+}
