@@ -1,5 +1,6 @@
 //! Session files: written, sealed, read back exactly; refused when planted, changed, linked
 //! or broken; bounded.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
 
