@@ -54,6 +54,10 @@ pub enum Op {
     Interrupt(InterruptFrom),
     /// Stop `agent`'s running turn, if it runs one (a teammate stopped by force, chapter 16).
     Cancel(AgentId),
+    /// Forget `agent`'s conversation (`/clear`, chapter 20): its next turn starts a new one
+    /// with the same settings. Only an idle agent's: while it runs a turn, nothing changes
+    /// (and the log says so).
+    Clear(AgentId),
     /// End the session now: running turns are dropped (their commands' process groups die with
     /// them) and background jobs are killed, their records closed as ended by the session.
     Shutdown(EndReason),
