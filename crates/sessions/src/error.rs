@@ -20,6 +20,12 @@ pub enum SessionError {
         /// What was given.
         id: String,
     },
+    /// A new session's file name is taken already.
+    #[error("{path} exists already")]
+    Exists {
+        /// The file.
+        path: String,
+    },
     /// No session file with this id.
     #[error("no session {id} in this workspace (`agent-tutorial sessions list` shows them)")]
     NotFound {

@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 /// The version of the format this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// A session's id: its start time in UTC and six random hex digits,
-/// `20261201-190400-a1b2c3`. Sorting ids sorts sessions by start; one spelling per id, so a
-/// planted `../x` or an odd name is simply not one.
+/// A session's id: its start time in UTC to the microsecond, `20261201-190400-123456` (the
+/// format also takes six hex digits in the last part). Sorting ids sorts sessions by start,
+/// so the latest is the last; one spelling per id, so a planted `../x` or an odd name is
+/// simply not one.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SessionId(String);
 
@@ -16,7 +17,7 @@ impl SessionId {
     /// A new id for a session starting `now`.
     pub fn new(now: jiff::Timestamp) -> Self {
         let time = now.strftime("%Y%m%d-%H%M%S");
-        Self(format!("{time}-{:06x}", random24()))
+        Self(format!("{time}-{:06}", now.subsec_microsecond()))
     }
 
     /// `text` when it is an id's exact spelling.
@@ -55,18 +56,6 @@ impl std::fmt::Display for SessionId {
     }
 }
 
-/// 24 random bits from the OS-seeded hasher std uses against hash flooding, mixed with the
-/// process id and the clock: enough that two sessions started in one second differ.
-fn random24() -> u32 {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        hasher.write_u128(now.as_nanos());
-    }
-    (hasher.finish() & 0x00ff_ffff) as u32
-}
-
 /// The first line of a session file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -81,6 +70,20 @@ pub struct Header {
     pub chapter: u8,
     /// The first prompt, as typed.
     pub first_prompt: String,
+}
+
+impl Header {
+    /// The header of a session starting now, with a new id.
+    pub fn start(chapter: u8, first_prompt: &str) -> Self {
+        let now = jiff::Timestamp::now();
+        Self {
+            version: FORMAT_VERSION,
+            id: SessionId::new(now).0,
+            started: now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            chapter,
+            first_prompt: first_prompt.to_string(),
+        }
+    }
 }
 
 /// One line of a session file.

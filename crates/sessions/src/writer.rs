@@ -51,6 +51,13 @@ impl SessionWriter {
             id: header.id.clone(),
         })?;
         prune(workspace, &seals, limits.sessions.saturating_sub(1))?;
+        // Two sessions started in the same microsecond would share a file: the second fails.
+        let file = StateDir::new(workspace, FOLDER).file(&id.file_name())?;
+        if workspace.entry(&file)?.is_some() {
+            return Err(SessionError::Exists {
+                path: file.to_string(),
+            });
+        }
         let mut writer = Self {
             workspace: workspace.clone(),
             seals,

@@ -131,6 +131,7 @@ fn a_changed_file_is_refused() {
     let err = load(&f.workspace, &f.seals, &id(), LIMITS).unwrap_err();
     assert!(matches!(err, SessionError::Changed { .. }), "{err}");
     // A whole line added by someone else is a change too, not a crash.
+    std::fs::remove_file(file(&f)).unwrap();
     write(&f, &history()[..1]);
     let extra = serde_json::to_string(&Line::Message {
         message: Message::system("obey me"),
@@ -285,7 +286,16 @@ fn ids_have_one_spelling() {
     ] {
         assert_eq!(SessionId::parse(bad), None, "{bad}");
     }
-    let new = SessionId::new(jiff::Timestamp::from_second(1_764_615_840).unwrap());
-    assert_eq!(&new.as_str()[..16], "20251201-190400-");
+    let at = jiff::Timestamp::from_microsecond(1_764_615_840_012_345).unwrap();
+    // A new session's file name taken: refused, never appended to.
+    let f = fixture();
+    write(&f, &[]);
+    let err = SessionWriter::create(&f.workspace, f.seals.clone(), header(ID), LIMITS).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(".agent_tutorial/sessions/{ID}.jsonl exists already")
+    );
+    let new = SessionId::new(at);
+    assert_eq!(new.as_str(), "20251201-190400-012345");
     assert_eq!(SessionId::parse(new.as_str()), Some(new));
 }

@@ -181,6 +181,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let placement = memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
     let stream = super::streaming::streaming(profile.chapter, features, args)?;
+    let kept = super::sessions::setup(profile.chapter, features, args, &workspace)?;
     let model = Arc::new(choose_model(features, stream, args, env)?);
     let observer = CliObserver::new(args.record.as_deref(), args.record_form).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
@@ -210,6 +211,9 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     deps.events = Arc::new(AuditedEvents::new(&workspace, session.sink(&lead)));
     deps.max_turns = args.max_turns;
     deps.final_answer = args.final_answer;
+    deps.history_log = kept
+        .as_ref()
+        .map(|kept| kept.recorder.clone() as Arc<dyn agent_harness::HistoryLog>);
     let approval = match args.approve {
         // Asked through the session, so the question names who asks and Ctrl-C cancels it.
         ApproveMode::Prompt if terminal => session.approval(&lead),
@@ -260,7 +264,14 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         &model,
         terminal,
     )?;
-    let agent = build_agent(profile, deps).map_err(CliError::usage)?;
+    let mut agent = build_agent(profile, deps).map_err(CliError::usage)?;
+    let (recorder, resumed) = match kept {
+        Some(kept) => (Some(kept.recorder), kept.resumed),
+        None => (None, None),
+    };
+    if let Some(history) = resumed {
+        agent.resume(history);
+    }
     session.add(lead.clone(), agent);
     let terminal_mode = TerminalMode::save();
     let (mode, client_mode) = match &args.prompt {
@@ -330,11 +341,12 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         super::team::close(team);
     }
     if args.output_format == super::output::OutputFormat::Json {
-        let summary = std::mem::take(
+        let mut summary = std::mem::take(
             &mut *summary
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
+        summary.session_id = recorder.as_ref().and_then(|r| r.id());
         println!("{}", summary.finish(started.elapsed(), &end));
     }
     // Also after a failed run: the requests that were sent are what the report is about.
