@@ -17,6 +17,7 @@ pub mod output;
 mod prompt;
 mod run;
 mod sessions;
+pub mod slash;
 mod streaming;
 mod tasks;
 mod team;

@@ -297,7 +297,7 @@ mod tests {
         }
         assert_eq!(
             summary.finish(Duration::from_millis(1500), &EndReason::Done),
-            r#"{"answer":"the answer","cached_tokens":64,"duration_ms":1500,"exit":"done","input_tokens":100,"output_tokens":7,"replies_without_usage":1,"requests":0,"turns":1}"#
+            r#"{"answer":"the answer","cached_tokens":64,"duration_ms":1500,"exit":"done","input_tokens":100,"output_tokens":7,"replies_without_usage":1,"requests":0,"session_id":null,"turns":1}"#
         );
     }
 }

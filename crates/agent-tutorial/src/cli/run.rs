@@ -19,7 +19,7 @@ use agent_harness::session::{EndReason, InterruptFrom, Mode, Op, Session, Sessio
 
 use super::client::{Client, ClientMode, Screen};
 use super::deps::{ApproveMode, AuditedApproval, AuditedEvents, load_shell_hooks, terminal_width};
-use super::line_editor::{LineEditor, spawn_editor};
+use super::line_editor::{Completion, LineEditor, spawn_editor};
 use super::trust::HookTrust;
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
 use crate::observer::CliObserver;
@@ -272,6 +272,14 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     if let Some(history) = resumed {
         agent.resume(history);
     }
+    // Chapter 20: slash commands at the prompt.
+    let slash = (features.slash_commands == agent_harness::SlashCommands::On).then(|| {
+        super::slash::SlashContext {
+            workspace: workspace.clone(),
+            tools: agent.tools().clone(),
+            board: args.board.clone().unwrap_or_default(),
+        }
+    });
     session.add(lead.clone(), agent);
     let terminal_mode = TerminalMode::save();
     let (mode, client_mode) = match &args.prompt {
@@ -284,7 +292,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         Mode::Interactive => {
             // Chapter 11 on, a terminal gets a line editor; before, plain lines.
             let mut editor = match features.input {
-                Input::LineEditor => LineEditor::open(),
+                Input::LineEditor => LineEditor::open(if slash.is_some() {
+                    Completion::SlashCommands
+                } else {
+                    Completion::Off
+                }),
                 Input::PlainLines => LineEditor::Plain,
             };
             let printer = editor.printer();
@@ -325,6 +337,8 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         closing: false,
         format: args.output_format,
         summary: summary.clone(),
+        slash,
+        cost: super::output::Summary::default(),
     };
     let started = std::time::Instant::now();
     let end = rt.block_on(async {
