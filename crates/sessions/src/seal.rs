@@ -145,6 +145,11 @@ impl SealStore {
         written.map_err(self.error(&path))
     }
 
+    /// Whether the harness sealed a file of `id` (a link is no seal).
+    pub(crate) fn has(&self, id: &SessionId) -> bool {
+        std::fs::symlink_metadata(self.path(id)).is_ok_and(|meta| meta.is_file())
+    }
+
     /// Forgets the seal of `id` (its file was removed).
     pub(crate) fn remove(&self, id: &SessionId) {
         let _ = std::fs::remove_file(self.path(id));

@@ -1,6 +1,6 @@
 //! Writing a session file: one line at a time, sealed before it is appended.
 
-use agent_workspace::{Existing, StateDir, Workspace};
+use agent_workspace::{Existing, FileKind, StateDir, Workspace};
 use sha2::{Digest, Sha256};
 
 use crate::list::session_ids;
@@ -149,10 +149,13 @@ fn encode(line: &Line) -> Result<Vec<u8>, SessionError> {
     Ok(bytes)
 }
 
-/// Removes the oldest session files (and their seals) so at most `keep` are left.
+/// Removes the oldest of the harness's own session files (and their seals) so at most `keep`
+/// are left. Only sealed ones count and go: files planted with session names (say, dated in
+/// the future) neither push the harness's sessions out nor are removed by it.
 fn prune(workspace: &Workspace, seals: &SealStore, keep: usize) -> Result<(), SessionError> {
     let folder = StateDir::new(workspace, FOLDER);
-    let ids = session_ids(&folder)?;
+    let mut ids = session_ids(&folder)?;
+    ids.retain(|(id, kind)| *kind == FileKind::File && seals.has(id));
     let extra = ids.len().saturating_sub(keep);
     for (id, _) in ids.into_iter().take(extra) {
         let file = folder.file(&id.file_name())?;

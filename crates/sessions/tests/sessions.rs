@@ -252,6 +252,30 @@ fn sessions_beyond_the_bound_are_removed_oldest_first_and_the_latest_is_the_newe
         .collect();
     assert_eq!(listed, ids[1..]);
     assert_eq!(latest(&f.workspace).unwrap().as_str(), ids[2]);
+    // Files planted with later names are not the harness's: they neither count nor go.
+    let planted = "20991231-000000-000009.jsonl";
+    let dir = f.workspace.root().join(".agent_tutorial/sessions");
+    std::fs::write(dir.join(planted), "").unwrap();
+    SessionWriter::create(
+        &f.workspace,
+        f.seals.clone(),
+        header("20261201-130000-000004"),
+        limits,
+    )
+    .unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "20261201-120000-000003.jsonl",
+            "20261201-130000-000004.jsonl",
+            planted
+        ]
+    );
 }
 
 #[test]
