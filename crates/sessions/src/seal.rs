@@ -191,9 +191,9 @@ impl SealStore {
         let Ok(len) = usize::try_from(previous.bytes) else {
             return Ok(Sealed::Changed);
         };
-        let partial = content.len() >= len
-            && content.len() < len.saturating_add(usize::try_from(seal.current.bytes).unwrap_or(0))
-            && !content[len..].contains(&b'\n');
+        let whole = usize::try_from(seal.current.bytes).unwrap_or(0);
+        let partial =
+            content.len() >= len && content.len() < whole && !content[len..].contains(&b'\n');
         if partial && Seal::of(&content[..len]) == previous {
             Ok(Sealed::Prefix {
                 bytes: previous.bytes,
