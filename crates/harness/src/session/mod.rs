@@ -297,6 +297,14 @@ impl Session {
         }
     }
 
+    /// [`Op::Clear`]: empties idle agent `id`'s history (a running turn owns it: nothing then).
+    fn clear(&mut self, id: &AgentId) {
+        match self.slots.get_mut(id).and_then(|slot| slot.agent.as_mut()) {
+            Some(idle) => idle.clear_history(),
+            None => tracing::warn!("{id} is running a turn or gone; nothing cleared"),
+        }
+    }
+
     /// Takes agent `id` out of the session (`None` while a turn owns it, or if there is none).
     pub fn remove(&mut self, id: &AgentId) -> Option<Agent> {
         self.slots.get_mut(id).and_then(|slot| slot.agent.take())

@@ -333,14 +333,7 @@ impl Session {
                 Next::Go
             }
             Op::Clear(agent) => {
-                match self
-                    .slots
-                    .get_mut(&agent)
-                    .and_then(|slot| slot.agent.as_mut())
-                {
-                    Some(idle) => idle.clear_history(),
-                    None => tracing::warn!("{agent} is running a turn or gone; nothing cleared"),
-                }
+                self.clear(&agent);
                 Next::Go
             }
             Op::Shutdown(reason) => Next::End(reason),
