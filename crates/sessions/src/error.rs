@@ -26,6 +26,12 @@ pub enum SessionError {
         /// The file.
         path: String,
     },
+    /// Another run is writing this session now.
+    #[error("{path} is being written by another run: continue it when that run has ended")]
+    Busy {
+        /// The file.
+        path: String,
+    },
     /// No session file with this id.
     #[error("no session {id} in this workspace (`agent-tutorial sessions list` shows them)")]
     NotFound {

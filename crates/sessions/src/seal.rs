@@ -150,9 +150,45 @@ impl SealStore {
         std::fs::symlink_metadata(self.path(id)).is_ok_and(|meta| meta.is_file())
     }
 
+    /// Takes the lock of session `id` without waiting (`<id>.lock` next to its seal, outside
+    /// the workspace): held while a run writes the session, so a second run on it is refused
+    /// with [`SessionError::Busy`] naming `file`.
+    pub(crate) fn lock(
+        &self,
+        id: &SessionId,
+        file: &impl std::fmt::Display,
+    ) -> Result<std::fs::File, SessionError> {
+        use std::os::fd::AsRawFd as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(self.error(&self.dir))?;
+        let path = self.dir.join(format!("{id}.lock"));
+        let lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(self.error(&path))?;
+        // SAFETY: `flock` on a descriptor this function owns for the whole call.
+        let locked = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if locked {
+            Ok(lock)
+        } else {
+            Err(SessionError::Busy {
+                path: file.to_string(),
+            })
+        }
+    }
+
     /// Forgets the seal of `id` (its file was removed).
     pub(crate) fn remove(&self, id: &SessionId) {
         let _ = std::fs::remove_file(self.path(id));
+        let _ = std::fs::remove_file(self.dir.join(format!("{id}.lock")));
     }
 
     fn read(&self, id: &SessionId) -> Result<Option<SealFile>, SessionError> {

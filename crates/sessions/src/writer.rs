@@ -36,6 +36,8 @@ pub struct SessionWriter {
     bytes: u64,
     lines: usize,
     stopped: bool,
+    /// Held while this writer lives: a second run on the same session is refused.
+    _lock: std::fs::File,
 }
 
 impl SessionWriter {
@@ -58,6 +60,7 @@ impl SessionWriter {
                 path: file.to_string(),
             });
         }
+        let lock = seals.lock(&id, &file)?;
         let mut writer = Self {
             workspace: workspace.clone(),
             seals,
@@ -67,18 +70,34 @@ impl SessionWriter {
             bytes: 0,
             lines: 0,
             stopped: false,
+            _lock: lock,
         };
         writer.append(&Line::Header(header))?;
         Ok(writer)
     }
 
-    /// Goes on writing the session `loaded` was read from: the file is first replaced by its
-    /// checked lines (a cut last line or a skipped one is gone), sealed anew.
-    pub fn reopen(
+    /// Continues session `id`: takes its lock (another run on it refuses this one), loads it
+    /// ([`crate::load`]: sealed, bounded, checked), replaces the file by its checked lines (a
+    /// cut last line or a skipped one is gone), seals it anew, and goes on writing it.
+    pub fn resume(
+        workspace: &Workspace,
+        seals: SealStore,
+        id: &SessionId,
+        limits: Limits,
+    ) -> Result<(Self, Loaded), SessionError> {
+        let file = StateDir::new(workspace, FOLDER).file(&id.file_name())?;
+        let lock = seals.lock(id, &file)?;
+        let loaded = crate::load(workspace, &seals, id, limits)?;
+        let writer = Self::reopen(workspace, seals, &loaded, limits, lock)?;
+        Ok((writer, loaded))
+    }
+
+    fn reopen(
         workspace: &Workspace,
         seals: SealStore,
         loaded: &Loaded,
         limits: Limits,
+        lock: std::fs::File,
     ) -> Result<Self, SessionError> {
         let id = SessionId::parse(&loaded.header.id).ok_or_else(|| SessionError::BadId {
             id: loaded.header.id.clone(),
@@ -100,6 +119,7 @@ impl SessionWriter {
             bytes: content.len() as u64,
             lines: loaded.lines.len(),
             stopped: false,
+            _lock: lock,
         })
     }
 

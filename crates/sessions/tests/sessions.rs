@@ -161,13 +161,15 @@ fn a_line_cut_by_a_crash_loses_only_that_message() {
     write(&f, &history()[..3]);
     // The seal for the next line is written, then the process dies mid-append.
     let full = std::fs::read(file(&f)).unwrap();
-    let mut writer = SessionWriter::reopen(
-        &f.workspace,
-        f.seals.clone(),
-        &load(&f.workspace, &f.seals, &id(), LIMITS).unwrap(),
-        LIMITS,
-    )
-    .unwrap();
+    let (mut writer, loaded) =
+        SessionWriter::resume(&f.workspace, f.seals.clone(), &id(), LIMITS).unwrap();
+    assert_eq!(loaded.messages, history()[..3]);
+    // While it writes, another run cannot continue the same session.
+    let busy = SessionWriter::resume(&f.workspace, f.seals.clone(), &id(), LIMITS).unwrap_err();
+    assert_eq!(
+        busy.to_string(),
+        format!("{PATH} is being written by another run: continue it when that run has ended")
+    );
     writer
         .append(&Line::Message {
             message: history()[3].clone(),

@@ -162,7 +162,7 @@ pub(super) fn setup(
     }
     .map_err(CliError::usage)?;
     // The message names the file and the cause; as a chain, `{:#}` would repeat the cause.
-    let loaded = agent_sessions::load(workspace, &seals, &id, LIMITS)
+    let (writer, loaded) = SessionWriter::resume(workspace, seals.clone(), &id, LIMITS)
         .map_err(|err| CliError::usage(anyhow::anyhow!("{err}")))?;
     if loaded.header.chapter != chapter {
         return Err(CliError::usage(anyhow::anyhow!(
@@ -170,8 +170,6 @@ pub(super) fn setup(
             loaded.header.chapter
         )));
     }
-    let writer = SessionWriter::reopen(workspace, seals.clone(), &loaded, LIMITS)
-        .map_err(CliError::runtime)?;
     Ok(Some(SessionSetup {
         recorder: recorder(Some(writer), loaded.messages.len()),
         resumed: Some(loaded.messages),
