@@ -344,3 +344,25 @@ fn ids_have_one_spelling() {
     assert_eq!(new.as_str(), "20251201-190400-012345");
     assert_eq!(SessionId::parse(new.as_str()), Some(new));
 }
+
+#[test]
+fn every_cut_and_every_flipped_byte_of_a_file_is_read_without_a_panic() {
+    let f = fixture();
+    write(&f, &history());
+    let bytes = std::fs::read(file(&f)).unwrap();
+    let mut refused = 0;
+    for end in 0..=bytes.len() {
+        // A cut file: an error or the messages up to the cut, never a panic.
+        if agent_sessions::parse("s.jsonl", &id(), &bytes[..end], LIMITS).is_err() {
+            refused += 1;
+        }
+    }
+    for at in (0..bytes.len()).step_by(7) {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x80;
+        let _ = agent_sessions::parse("s.jsonl", &id(), &flipped, LIMITS);
+    }
+    // Only the cuts inside the header (its line end not yet there counts as whole) refuse.
+    let header = bytes.iter().position(|b| *b == b'\n').unwrap();
+    assert_eq!(refused, header);
+}
