@@ -70,6 +70,10 @@ pub struct Header {
     pub chapter: u8,
     /// The first prompt, as typed.
     pub first_prompt: String,
+    /// The `prompt_cache_key` the session sends (chapter 10 on, a real server): a continued
+    /// session sends the same, so its requests are the same bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<String>,
 }
 
 impl Header {
@@ -82,6 +86,7 @@ impl Header {
             started: now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
             chapter,
             first_prompt: first_prompt.to_string(),
+            cache_key: None,
         }
     }
 }

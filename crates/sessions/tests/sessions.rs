@@ -36,6 +36,7 @@ fn header(id: &str) -> Header {
         started: "2026-12-01T19:04:00Z".to_string(),
         chapter: 11,
         first_prompt: "hi".to_string(),
+        cache_key: None,
     }
 }
 

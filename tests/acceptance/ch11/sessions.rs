@@ -237,3 +237,63 @@ fn continuing_is_refused_before_chapter_11() {
         "error: --continue needs chapter 11 or later (the chapter that owns the transport); chapter 10 keeps no session\n"
     );
 }
+
+/// Against a server (the key is sent to real servers only): a continued session sends the
+/// `prompt_cache_key` it started with, so its requests are the same bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continued_session_keeps_its_prompt_cache_key() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "[]"},
+                         "finish_reason": "stop"}],
+        })))
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    tokio::task::spawn_blocking(move || {
+        let ws = workspace();
+        for args in [vec![], vec!["--continue"], vec![]] {
+            command("ch11", ws.path())
+                .env("OPENAI_API_KEY", "k")
+                .env("OPENAI_MODEL", "m")
+                .env("OPENAI_FALLBACK_MODEL", "m2")
+                .env("OPENAI_BASE_URL", format!("{uri}/v1"))
+                .args(["--prompt", "hi"])
+                .args(args)
+                .assert()
+                .success();
+        }
+    })
+    .await
+    .unwrap();
+    let keys: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            serde_json::from_slice::<Value>(&r.body).unwrap()["prompt_cache_key"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    // Each run: its turn's request and memory's extraction side call.
+    assert_eq!(keys.len(), 6, "{keys:?}");
+    assert_eq!(
+        keys[0..4],
+        [
+            keys[0].clone(),
+            keys[0].clone(),
+            keys[0].clone(),
+            keys[0].clone()
+        ]
+    );
+    // A new session (no --continue) gets a new key.
+    assert_eq!(keys[4..], [keys[4].clone(), keys[4].clone()]);
+    assert_ne!(keys[4], keys[0]);
+}

@@ -96,6 +96,7 @@ fn choose_model(
     stream: agent_openai::Streaming,
     args: &RunArgs,
     env: &ModelEnv,
+    cache_key: Option<String>,
 ) -> CliResult<ModelChoice> {
     if let Some(script) = &args.script {
         // The message already names the cause; as a chain, `{:#}` would print it twice.
@@ -121,8 +122,6 @@ fn choose_model(
     let config = agent_openai::resolve(&overrides, |k| env.get(k), dotenv.as_deref())
         .map_err(CliError::usage)?;
     tracing::info!(base_url = %config.base_url, model = %config.model, "model configuration");
-    // Chapter 10 on: one prompt cache key for the whole session (see `session_cache_key`).
-    let cache_key = (features.prompt == PromptStyle::Dynamic).then(session_cache_key);
     let build = |config: &agent_openai::OpenAiConfig| -> CliResult<OpenAiModel> {
         let model = OpenAiModel::new(config)
             .map_err(CliError::usage)?
@@ -182,7 +181,17 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
     let stream = super::streaming::streaming(profile.chapter, features, args)?;
     let kept = super::sessions::setup(profile.chapter, features, args, &workspace)?;
-    let model = Arc::new(choose_model(features, stream, args, env)?);
+    // Chapter 10 on: one prompt cache key for the whole session (see `session_cache_key`); a
+    // continued session keeps the one it was started with, so its requests are the same bytes.
+    let cache_key = (features.prompt == PromptStyle::Dynamic).then(|| {
+        kept.as_ref()
+            .and_then(|kept| kept.cache_key.clone())
+            .unwrap_or_else(session_cache_key)
+    });
+    if let Some(kept) = &kept {
+        kept.recorder.set_cache_key(cache_key.clone());
+    }
+    let model = Arc::new(choose_model(features, stream, args, env, cache_key)?);
     let observer = CliObserver::new(args.record.as_deref(), args.record_form).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
         CliError::usage(anyhow::anyhow!(

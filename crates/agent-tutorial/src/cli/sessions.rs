@@ -104,6 +104,8 @@ fn seal_store(workspace: &Workspace) -> Result<SealStore, agent_trust::StoreErro
 pub(super) struct SessionSetup {
     pub(super) recorder: Arc<SessionRecorder>,
     pub(super) resumed: Option<Vec<Message>>,
+    /// The `prompt_cache_key` the continued session was started with (chapter 10 on).
+    pub(super) cache_key: Option<String>,
 }
 
 /// Chapter 11 on (the chapter that owns the transport, like `--stream`): the recorder for this
@@ -142,6 +144,7 @@ pub(super) fn setup(
             workspace: workspace.clone(),
             seals: seals.clone(),
             chapter,
+            cache_key: Mutex::new(None),
             state: Mutex::new(Recording {
                 writer,
                 kept,
@@ -154,6 +157,7 @@ pub(super) fn setup(
         return Ok(Some(SessionSetup {
             recorder: recorder(None, 0),
             resumed: None,
+            cache_key: None,
         }));
     }
     let id = match &args.resume {
@@ -173,6 +177,7 @@ pub(super) fn setup(
     Ok(Some(SessionSetup {
         recorder: recorder(Some(writer), loaded.messages.len()),
         resumed: Some(loaded.messages),
+        cache_key: loaded.header.cache_key,
     }))
 }
 
@@ -184,6 +189,8 @@ pub(crate) struct SessionRecorder {
     workspace: Workspace,
     seals: SealStore,
     chapter: u8,
+    /// The run's `prompt_cache_key`, kept in each new session's header.
+    cache_key: Mutex<Option<String>>,
     state: Mutex<Recording>,
 }
 
@@ -199,6 +206,15 @@ struct Recording {
 }
 
 impl SessionRecorder {
+    /// The `prompt_cache_key` this run sends (chapter 10 on): new sessions keep it in their
+    /// header, and continuing one sends it again.
+    pub(crate) fn set_cache_key(&self, key: Option<String>) {
+        *self
+            .cache_key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = key;
+    }
+
     /// The id of the session being kept (`None` before the first turn, or when it failed).
     pub(crate) fn id(&self) -> Option<String> {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -235,7 +251,12 @@ impl HistoryLog for SessionRecorder {
             return;
         }
         if state.writer.is_none() {
-            let header = Header::start(self.chapter, prompt);
+            let mut header = Header::start(self.chapter, prompt);
+            header.cache_key = self
+                .cache_key
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
             match SessionWriter::create(&self.workspace, self.seals.clone(), header, LIMITS) {
                 Ok(writer) => state.writer = Some(writer),
                 Err(err) => return state.fail(&err),
