@@ -165,9 +165,15 @@ pub(super) fn setup(
         None => agent_sessions::latest(workspace),
     }
     .map_err(CliError::usage)?;
-    // The message names the file and the cause; as a chain, `{:#}` would repeat the cause.
-    let (writer, loaded) = SessionWriter::resume(workspace, seals.clone(), &id, LIMITS)
-        .map_err(|err| CliError::usage(anyhow::anyhow!("{err}")))?;
+    // The message names the file and the cause; as a chain, `{:#}` would repeat the cause. A
+    // parser's message can quote the file (an unknown `kind`): it passes the sanitizer.
+    let (writer, loaded) =
+        SessionWriter::resume(workspace, seals.clone(), &id, LIMITS).map_err(|err| {
+            CliError::usage(anyhow::anyhow!(
+                "{}",
+                agent_policy::escape_controls(&err.to_string())
+            ))
+        })?;
     if loaded.header.chapter != chapter {
         return Err(CliError::usage(anyhow::anyhow!(
             "session {id} ran chapter {}; continue it with that chapter (its tools and prompt are that chapter's)",
