@@ -57,6 +57,8 @@ pub struct Agent {
     pub(crate) scheduler: Option<Arc<Scheduler>>,
     /// The lead's MCP servers (chapter 19 on); the session closes them when it ends.
     pub(crate) mcp: Option<Arc<crate::mcp_hub::McpHub>>,
+    /// Where the history is kept as it grows (`--continue`, chapter 11 on); `None`: nowhere.
+    pub(crate) log: Option<Arc<dyn crate::HistoryLog>>,
 }
 
 /// What an agent with memory does with it after a turn.
@@ -95,6 +97,22 @@ impl Agent {
         &self.history
     }
 
+    /// Starts from `history` instead of an empty conversation: a session continued
+    /// (`--continue`, `--resume`). Call it before the first turn; the log given in
+    /// [`crate::AgentDeps::history_log`] is told nothing (it holds these messages already).
+    pub fn resume(&mut self, history: Vec<Message>) {
+        self.history = history.into_iter().map(Arc::new).collect();
+    }
+
+    /// Forgets the conversation (`/clear`): the next turn starts a new one with the same
+    /// tools, prompt and settings, and the log starts a new session.
+    pub fn clear_history(&mut self) {
+        self.history.clear();
+        if let Some(log) = &self.log {
+            log.cleared();
+        }
+    }
+
     /// Runs one user turn, keeping the history for the next. With memory (chapter 9 on):
     /// select before the turn, extract and consolidate after it. Memory failures are told as
     /// events and never change the outcome.
@@ -124,6 +142,9 @@ impl Agent {
         prompt: &str,
         cancel: &Cancellation,
     ) -> Result<Answered, RunError> {
+        if let Some(log) = &self.log {
+            log.turn_started(prompt);
+        }
         if let Some(memory) = self.memory.clone() {
             cancel
                 .run(memory.begin_turn(prompt))
@@ -141,8 +162,16 @@ impl Agent {
         let outcome = self
             .runner
             .run_turn_cancellable(&mut self.history, prompt, cancel)
-            .await?;
-        Ok(Answered { outcome, start })
+            .await;
+        // Answered, failed or cancelled, the history is closed: the last reply and what
+        // followed it are kept too (the requests' recorder saw the rest).
+        if let Some(log) = &self.log {
+            log.observe(&self.history);
+        }
+        Ok(Answered {
+            outcome: outcome?,
+            start,
+        })
     }
 
     /// The rest of a turn after its answer: memory extraction and consolidation (chapter 9

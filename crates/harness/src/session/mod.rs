@@ -54,6 +54,10 @@ pub enum Op {
     Interrupt(InterruptFrom),
     /// Stop `agent`'s running turn, if it runs one (a teammate stopped by force, chapter 16).
     Cancel(AgentId),
+    /// Forget `agent`'s conversation (`/clear`, chapter 20): its next turn starts a new one
+    /// with the same settings. Only an idle agent's: while it runs a turn, nothing changes
+    /// (and the log says so).
+    Clear(AgentId),
     /// End the session now: running turns are dropped (their commands' process groups die with
     /// them) and background jobs are killed, their records closed as ended by the session.
     Shutdown(EndReason),
@@ -290,6 +294,14 @@ impl Session {
         self.turn_cell(&id);
         if let Some(slot) = self.slots.get_mut(&id) {
             slot.agent = Some(agent);
+        }
+    }
+
+    /// [`Op::Clear`]: empties idle agent `id`'s history (a running turn owns it: nothing then).
+    fn clear(&mut self, id: &AgentId) {
+        match self.slots.get_mut(id).and_then(|slot| slot.agent.as_mut()) {
+            Some(idle) => idle.clear_history(),
+            None => tracing::warn!("{id} is running a turn or gone; nothing cleared"),
         }
     }
 

@@ -332,6 +332,10 @@ impl Session {
                 }
                 Next::Go
             }
+            Op::Clear(agent) => {
+                self.clear(&agent);
+                Next::Go
+            }
             Op::Shutdown(reason) => Next::End(reason),
         }
     }
