@@ -11,6 +11,10 @@ fn run(format: &str) -> (String, String) {
 }
 
 fn run_in(dir: &tempfile::TempDir, format: &str) -> (String, String) {
+    run_with(dir, format, &[])
+}
+
+fn run_with(dir: &tempfile::TempDir, format: &str, extra: &[&str]) -> (String, String) {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/scripts/ch11.json"
@@ -26,6 +30,7 @@ fn run_in(dir: &tempfile::TempDir, format: &str) -> (String, String) {
             "all",
         ])
         .args(["--prompt", "When does 0.3 ship?", "--output-format", format])
+        .args(extra)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -148,4 +153,21 @@ fn output_formats_are_refused_before_chapter_11_and_without_a_prompt() {
         refused(&["run", "--chapter", "11"]),
         "error: --output-format is for one-shot runs: give the prompt with --prompt\n"
     );
+}
+
+#[test]
+fn record_keeps_the_same_requests_whatever_the_output_format() {
+    let recorded = |format: &str| {
+        let dir = workspace();
+        let file = dir.path().join("requests.jsonl");
+        run_with(&dir, format, &["--record", file.to_str().unwrap()]);
+        // Each run has its own folder, which the system prompt names.
+        std::fs::read_to_string(file)
+            .unwrap()
+            .replace(dir.path().to_str().unwrap(), "WORKSPACE")
+    };
+    let text = recorded("text");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert_eq!(recorded("json"), text);
+    assert_eq!(recorded("stream-json"), text);
 }

@@ -228,6 +228,11 @@ impl Client {
         self.cost.record(&envelope);
         match self.format {
             OutputFormat::Text => {}
+            // These print their own output; `--record` and the cache report are still kept.
+            OutputFormat::Json | OutputFormat::StreamJson => self.observer.keep(&envelope.event),
+        }
+        match self.format {
+            OutputFormat::Text => {}
             OutputFormat::Json => {
                 self.summary
                     .lock()
