@@ -3,7 +3,9 @@
 //! management (`tools`); the loop's order in one turn (`order`); every tool path wrapped by
 //! the permission pipeline, the plan gate and the hooks (`paths`); the close (`close`).
 
+mod close;
 mod order;
+mod paths;
 mod tools;
 
 use std::path::Path;
