@@ -1,11 +1,13 @@
 //! Chapter 20: the full harness, every capability on one runner. The first request in full;
 //! the lead's tool list pinned whole, a teammate's and a subagent's without MCP or team
 //! management (`tools`); the loop's order in one turn (`order`); every tool path wrapped by
-//! the permission pipeline, the plan gate and the hooks (`paths`); the close (`close`).
+//! the permission pipeline, the plan gate and the hooks (`paths`); the close (`close`); a
+//! killed session started again (`restart`).
 
 mod close;
 mod order;
 mod paths;
+mod restart;
 mod tools;
 
 use std::path::Path;
