@@ -1,4 +1,4 @@
-//! What the harness costs per tool round as a session grows (issue 16): a scripted session of
+//! What the harness costs per tool round as a session grows: a scripted session of
 //! N `read_file` rounds and a final answer, built the way `run` builds chapter 2, 8 or 10.
 //! The reported time is the whole turn; `items/s` (N rounds) gives the time per round. The
 //! model answers instantly, so what is measured is the harness: building and checking each
