@@ -16,7 +16,7 @@ use crate::team_support::builder;
 /// The processes of the session in `dir`: every live one whose working directory is in it (a
 /// test's folder is its own, so no other test's process is counted; a zombie has no working
 /// directory left to read).
-fn processes_in(dir: &Path) -> Vec<u32> {
+pub(super) fn processes_in(dir: &Path) -> Vec<u32> {
     let dir = dir.canonicalize().unwrap();
     std::fs::read_dir("/proc")
         .unwrap()

@@ -2,12 +2,14 @@
 //! the lead's tool list pinned whole, a teammate's and a subagent's without MCP or team
 //! management (`tools`); the loop's order in one turn (`order`); every tool path wrapped by
 //! the permission pipeline, the plan gate and the hooks (`paths`); the close (`close`); a
-//! killed session started again (`restart`).
+//! killed session started again (`restart`); a whole team session, every request of every
+//! agent compared (`session`).
 
 mod close;
 mod order;
 mod paths;
 mod restart;
+mod session;
 mod tools;
 
 use std::path::Path;
