@@ -1,5 +1,23 @@
 //! `Agent`: what `build_agent` returns — the runner for one set of capabilities, the
 //! conversation so far, and the per-turn memory lifecycle around the loop.
+//!
+//! The order of one turn, every capability on (chapter 20; `tests/acceptance/ch20/order.rs`
+//! records it):
+//!
+//! 1. memory selection (chapter 9, [`Agent::answer`]): the side call choosing what the
+//!    prompt shows — before the loop, so before the prompt-submit hooks;
+//! 2. prompt-submit hooks (chapter 4), in the loop (`agent_core::AgentRunner`);
+//! 3. before each request, the inbox: a finished job's notice (chapter 13) joins the history.
+//!    Due schedules (chapter 14) and mail (chapter 15) are posted by the session to an idle
+//!    agent and start its next turn;
+//! 4. the history processors in feature order: plan reminder, compaction (chapter 8), memory,
+//!    MCP sync (chapter 19);
+//! 5. the system prompt assembled (chapter 10) from memory, skills, tasks, team and MCP state;
+//! 6. the model, wrapped in recovery (chapter 11);
+//! 7. per call: pre-tool hooks, the permission pipeline (its rules include the plan gate,
+//!    chapter 16), the call, post-tool hooks;
+//! 8. back to 3 until an answer without calls; then stop hooks, and after the answer memory
+//!    extraction ([`Agent::complete`]).
 
 use std::sync::Arc;
 

@@ -15,6 +15,7 @@
 //! ```
 
 mod approval;
+mod close;
 mod join;
 mod outbox;
 mod run;
@@ -30,6 +31,7 @@ use tokio::sync::mpsc;
 use crate::Agent;
 pub use approval::{ApprovalId, Closed, Decision};
 use approval::{Approvals, SessionApproval};
+pub use close::{CloseFailure, CloseReport, Resource};
 pub use join::{Delivery, Joiner, SessionEnded, TurnSource};
 use outbox::{Outbox, StampingSink, TurnCell};
 
@@ -202,6 +204,8 @@ pub struct Session {
     wakes: mpsc::UnboundedReceiver<AgentId>,
     /// Where idle agents get work besides prompts and schedules (chapter 15's mailbox).
     source: Option<Arc<dyn TurnSource>>,
+    /// What the end closed, once the session has ended.
+    close_report: Option<close::CloseReport>,
 }
 
 impl Session {
@@ -232,6 +236,7 @@ impl Session {
             joins,
             wakes,
             source: None,
+            close_report: None,
         }
     }
 
@@ -313,6 +318,12 @@ impl Session {
     /// Agent `id`, when it is not running a turn.
     pub fn agent(&self, id: &AgentId) -> Option<&Agent> {
         self.slots.get(id).and_then(|slot| slot.agent.as_ref())
+    }
+
+    /// What the session's end closed and what failed to close (chapter 20); `None` until
+    /// [`run`](Self::run) has returned.
+    pub fn close_report(&self) -> Option<&CloseReport> {
+        self.close_report.as_ref()
     }
 
     /// The ids of the agents, in order.
