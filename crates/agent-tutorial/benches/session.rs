@@ -4,37 +4,52 @@
 //! model answers instantly, so what is measured is the harness: building and checking each
 //! request, the processors, the tool call on a tiny file, storing the result.
 //!
+//! `round` (issue 25 item 3) is the cost of one more round once a session holds N: chapter 10's
+//! agent, after a first turn of N `read_file` rounds (untimed), runs a turn of one
+//! `read_file` round and the answer (two requests). Its model writes every request's body with
+//! the OpenAI adapter's encoder before it answers, as the real client does, so the request
+//! path is measured whole except the network.
+//!
 //! `cargo bench -p agent-tutorial --bench session`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 
-use agent_core::{ModelReply, ToolCall};
+use agent_core::{ModelClient, ModelError, ModelReply, ModelRequest, ToolCall};
+use agent_openai::{RequestEncoder, Sampling};
 use agent_test_support::ScriptedModel;
 use agent_tools::Workspace;
 use agent_tutorial::{Agent, AgentDeps, Profile, build_agent};
+use async_trait::async_trait;
 use tempfile::TempDir;
 
 fn main() {
     divan::main();
 }
 
+fn read_call(i: usize) -> ModelReply {
+    ModelReply::tool_calls(vec![ToolCall {
+        id: format!("c{i}"),
+        name: "read_file".into(),
+        arguments: r#"{"path":"notes.txt"}"#.into(),
+    }])
+}
+
 fn session(chapter: u8, rounds: usize) -> (TempDir, Agent) {
+    let mut replies: Vec<ModelReply> = (0..rounds).map(read_call).collect();
+    replies.push(ModelReply::text("done"));
+    agent(
+        chapter,
+        Arc::new(ScriptedModel::replies(replies)),
+        rounds + 1,
+    )
+}
+
+fn agent(chapter: u8, model: Arc<dyn ModelClient>, max_turns: usize) -> (TempDir, Agent) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
-    let mut replies: Vec<ModelReply> = (0..rounds)
-        .map(|i| {
-            ModelReply::tool_calls(vec![ToolCall {
-                id: format!("c{i}"),
-                name: "read_file".into(),
-                arguments: r#"{"path":"notes.txt"}"#.into(),
-            }])
-        })
-        .collect();
-    replies.push(ModelReply::text("done"));
-    let model = Arc::new(ScriptedModel::replies(replies));
     let mut deps = AgentDeps::new(model, Workspace::new(dir.path()).unwrap());
-    deps.max_turns = rounds + 1;
+    deps.max_turns = max_turns;
     let agent = build_agent(Profile::for_chapter(chapter).unwrap(), deps).unwrap();
     (dir, agent)
 }
@@ -68,4 +83,55 @@ fn ch08(bencher: divan::Bencher, rounds: usize) {
 #[divan::bench(args = [10, 100, 1000], sample_count = 10, sample_size = 1)]
 fn ch10(bencher: divan::Bencher, rounds: usize) {
     run(bencher, 10, rounds);
+}
+
+/// A scripted model that first writes each request's body as the OpenAI client does.
+struct Encoding {
+    encoder: RequestEncoder,
+    script: ScriptedModel,
+}
+
+#[async_trait]
+impl ModelClient for Encoding {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError> {
+        let body = self.encoder.encode(request).unwrap();
+        divan::black_box(body);
+        self.script.complete(request).await
+    }
+}
+
+#[divan::bench(args = [10, 100, 1000, 3000], sample_count = 10, sample_size = 1)]
+fn round(bencher: divan::Bencher, rounds: usize) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    bencher
+        .with_inputs(|| {
+            let mut replies: Vec<ModelReply> = (0..rounds).map(read_call).collect();
+            replies.extend([
+                ModelReply::text("done"),
+                read_call(rounds),
+                ModelReply::text("done again"),
+            ]);
+            let model = Encoding {
+                encoder: RequestEncoder::new(
+                    "gpt-4o-mini",
+                    Sampling {
+                        temperature: Some(0.0),
+                        max_tokens: Some(512),
+                    },
+                    Some("session".into()),
+                ),
+                script: ScriptedModel::replies(replies),
+            };
+            let (dir, mut agent) = agent(10, Arc::new(model), rounds + 1);
+            rt.block_on(agent.run_turn("go")).unwrap();
+            (dir, agent)
+        })
+        .bench_local_values(|(dir, mut agent)| {
+            let outcome = rt.block_on(agent.run_turn("once more")).unwrap();
+            assert_eq!(outcome.final_text, "done again");
+            (dir, agent)
+        });
 }
