@@ -10,6 +10,20 @@
 //! the OpenAI adapter's encoder before it answers, as the real client does, so the request
 //! path is measured whole except the network.
 //!
+//! `cargo bench -p agent-tutorial --bench session -- round --sample-count 40`, two interleaved
+//! runs of the binaries before and after on the shared 2-core machine (load 2-5), medians:
+//!
+//! | rounds before | before (walks the history) | after (`Draft`, `Lineage`) |
+//! |---|---|---|
+//! | 10 | 81.3 / 58.4 µs | 83.3 / 59.0 µs |
+//! | 100 | 97.6 / 96.8 µs | 93.8 / 89.3 µs |
+//! | 1,000 | 183.8 / 169.8 µs | 125.4 / 107.6 µs |
+//! | 3,000 | 424.6 / 460.5 µs | 189.4 / 123.4 µs |
+//!
+//! (fastest of 40 at 100 / 3,000: before 90.4 / 361 µs, after 84.8 / 99.3 µs). What still
+//! grows is one pointer comparison per stored message at a turn's first request (the
+//! history's lineage) and the caches a larger heap misses.
+//!
 //! `cargo bench -p agent-tutorial --bench session`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tracing::{debug, info, warn};
 
 use crate::cancel::{Cancellation, cancelled_failure};
-use crate::draft::{Drafted, Lineage};
+use crate::draft::Drafted;
 use crate::event::{AgentEvent, EventSink, NoEvents};
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
@@ -367,13 +367,13 @@ impl AgentRunner {
         Ok(Built { request, drafted })
     }
 
-    /// [`assign_unique_ids`] for a reply to a request built from `history` (of `lineage`):
+    /// [`assign_unique_ids`] for a reply to a request built from `history` (as `drafted`):
     /// the usual reply, whose ids are new, is told so by the runner's set of the history's
     /// ids; anything else goes through the whole check.
     fn unique_ids(
         &self,
         history: &[Arc<Message>],
-        lineage: Option<Lineage>,
+        drafted: Option<Drafted>,
         calls: &mut [ToolCall],
     ) -> Vec<(String, String)> {
         if calls.is_empty() {
@@ -381,7 +381,8 @@ impl AgentRunner {
         }
         let fresh = {
             let memo = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-            memo.ids.covers(lineage, history.len())
+            memo.ids
+                .covers(drafted.map(Drafted::lineage), history.len())
                 && calls.iter().enumerate().all(|(i, call)| {
                     !call.id.is_empty()
                         && calls[..i].iter().all(|earlier| earlier.id != call.id)
@@ -426,7 +427,8 @@ impl AgentRunner {
 
         let mut requests = 0;
         let mut tool_calls = 0;
-        let mut drafted = None;
+        // The draft of the turn's previous request (see `request`).
+        let mut prior = None;
         let mut stop_forced = false;
         loop {
             if requests == self.max_turns {
@@ -444,21 +446,20 @@ impl AgentRunner {
                     history.push(Arc::new(Message::user(bodies.join("\n"))));
                 }
             }
-            let Some(reply) = cancel.run(self.request(history, requests, drafted)).await else {
+            let Some(reply) = cancel
+                .run(self.request(history, requests, &mut prior))
+                .await
+            else {
                 info!(
                     requests,
                     tool_calls, "turn cancelled during a model request"
                 );
                 return Err(RunError::Cancelled);
             };
-            let (mut reply, built) = reply?;
-            // The turn holds the history and only appends to it: the next request's draft
-            // need not compare what this one's saw.
-            drafted = built;
+            let mut reply = reply?;
             requests += 1;
             // Before anything runs or is stored: every call must be answerable exactly once.
-            let lineage = built.map(Drafted::lineage);
-            for (old, new) in self.unique_ids(history, lineage, &mut reply.tool_calls) {
+            for (old, new) in self.unique_ids(history, prior, &mut reply.tool_calls) {
                 warn!(old = %old.escape_debug(), %new, "the model sent an empty or reused tool-call id; renamed it");
             }
             self.events.emit(&AgentEvent::ReplyReceived(reply.clone()));
@@ -506,17 +507,21 @@ impl AgentRunner {
         &self,
         history: &[Arc<Message>],
         index: usize,
-        since: Option<Drafted>,
-    ) -> Result<(ModelReply, Option<Drafted>), RunError> {
+        drafted: &mut Option<Drafted>,
+    ) -> Result<ModelReply, RunError> {
         let offer = if self.final_answer && index + 1 == self.max_turns {
             Offer::FinalAnswerOnly
         } else {
             Offer::Tools
         };
         // Shared with the event: a watcher that keeps it holds the same request, not a copy.
-        let Built { request, drafted } = self
-            .build_request(history, Shaping::Normal, offer, since)
+        // The turn holds the history and only appends to it, so the draft of its previous
+        // request tells the next one what it need not compare again.
+        let built = self
+            .build_request(history, Shaping::Normal, offer, *drafted)
             .await?;
+        *drafted = built.drafted;
+        let request = built.request;
         let request = Arc::new(request);
         self.events.emit(&AgentEvent::RequestSent {
             index,
@@ -531,17 +536,18 @@ impl AgentRunner {
         match self.ask(&request).await {
             Err(ModelError::PromptTooLong { message }) if self.overflow.is_some() => {
                 info!(%message, "prompt too long: compacting once and retrying");
-                let Built { request, drafted } = self
-                    .build_request(history, Shaping::AfterOverflow, offer, drafted)
+                let built = self
+                    .build_request(history, Shaping::AfterOverflow, offer, *drafted)
                     .await?;
-                let smaller = Arc::new(request);
+                *drafted = built.drafted;
+                let smaller = Arc::new(built.request);
                 self.events.emit(&AgentEvent::RequestSent {
                     index,
                     request: smaller.clone(),
                 });
-                Ok((self.ask(&smaller).await?, drafted))
+                Ok(self.ask(&smaller).await?)
             }
-            other => Ok((other?, drafted)),
+            other => Ok(other?),
         }
     }
 
