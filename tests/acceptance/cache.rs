@@ -1,4 +1,4 @@
-//! Issue 14: the provider's prompt cache, made visible (`--cache-report`) and kept warm
+//! The provider's prompt cache, made visible (`--cache-report`) and kept warm
 //! (deterministic requests, `prompt_cache_key`, `--memory-placement reminder`).
 
 use std::sync::Arc;

@@ -5,7 +5,9 @@ use std::path::Path;
 use agent_core::ModelReply;
 use serde_json::json;
 
-use crate::support::{call, command, scripted_agent, tool_results, tool_round, workspace};
+use crate::support::{
+    call, command, scripted_agent, stderr_of, tool_results, tool_round, workspace,
+};
 
 /// Copies the shipped example skills into a workspace.
 pub fn install_example_skills(dir: &Path) {
@@ -99,7 +101,7 @@ fn a_bad_skill_is_skipped_with_a_warning_on_stderr() {
     )
     .unwrap();
     let out = command("agent-tutorial", dir.path())
-        .args(["prompt", "--chapter", "7"])
+        .args(["prompt", "--chapter", "7", "--trust-workspace"])
         .assert()
         .success()
         .get_output()
@@ -113,4 +115,58 @@ fn a_bad_skill_is_skipped_with_a_warning_on_stderr() {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("- **commit-message**: Write a git commit message"));
+}
+
+/// `prompt` shows what a run sends: skills a run leaves out as untrusted are left out of the
+/// preview too, and one line under its title says so (on stderr for `--json`, which must stay
+/// JSON). `--trust-workspace` shows them, as `run --trust-workspace` uses them; once trusted
+/// they are in without it.
+#[test]
+fn the_prompt_preview_leaves_out_untrusted_skills_as_a_run_does_and_says_so() {
+    let dir = workspace();
+    install_example_skills(dir.path());
+    let config = tempfile::tempdir().unwrap();
+    let agent_tutorial = |args: &[&str]| {
+        command("agent-tutorial", dir.path())
+            .env("XDG_CONFIG_HOME", config.path())
+            .args(args)
+            .assert()
+            .success()
+    };
+    let preview = |extra: &[&str]| {
+        let mut args = vec!["prompt", "--chapter", "7"];
+        args.extend_from_slice(extra);
+        let out = agent_tutorial(&args).get_output().clone();
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let root = dir.path().canonicalize().unwrap();
+    let notice = format!(
+        "skills in skills/ are not trusted (2), so none is in the prompt; review and trust them with: agent-tutorial trust --workspace {}",
+        root.display()
+    );
+
+    let untrusted = preview(&[]);
+    let by_flag = preview(&["--trust-workspace"]);
+    let json_stderr = stderr_of(agent_tutorial(&["prompt", "--chapter", "7", "--json"]));
+    agent_tutorial(&["trust", "--yes"]);
+    let trusted = preview(&[]);
+
+    assert_eq!(by_flag, trusted);
+    let title = "# chapter 7 (P07): the first request, as the model receives it\n";
+    let catalog = "- **commit-message**: Write a git commit message that says what changed and why\n\
+                   - **rust-test**: Add a focused Rust test that fails before the fix and passes after\n";
+    assert_eq!(
+        untrusted,
+        (
+            trusted
+                .0
+                .replacen(title, &format!("{title}# left out: {notice}\n"), 1)
+                .replacen(catalog, "(No workspace skills are available.)\n", 1),
+            String::new()
+        )
+    );
+    assert_eq!(json_stderr, format!("{notice}\n"));
 }

@@ -320,3 +320,138 @@ fn a_memory_failure_is_printed_once() {
              [memory] extracted: (none)\n",
         );
 }
+
+/// A model server on 127.0.0.1 for one run: a request that offers tools (the turn's) is
+/// answered at once with `answer`; one that offers none (memory's extraction) is reported on
+/// the returned receiver and answered `[]` only once the returned sender is sent a `()`.
+/// Handwritten HTTP/1.1, one connection at a time, each closed after its response.
+fn extraction_held_server(
+    answer: &'static str,
+) -> (
+    u16,
+    std::sync::mpsc::Receiver<()>,
+    std::sync::mpsc::Sender<()>,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (asked_tx, asked) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(&stream);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            let offers_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
+            let content = if offers_tools {
+                answer
+            } else {
+                // The extraction: held until the test has seen the answer.
+                let _ = asked_tx.send(());
+                if released.recv().is_err() {
+                    return;
+                }
+                "[]"
+            };
+            let reply = json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    (port, asked, release)
+}
+
+/// The answer is printed before memory extraction runs: the server holds the extraction call
+/// until the test has read the answer on the run's standard output, so a run that extracted
+/// first would never print it (and the test would fail at the end of its patience).
+#[test]
+fn the_answer_is_printed_while_the_memory_extraction_still_waits() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+
+    use crate::ch11::cancel::{poll, wait_exit};
+
+    for bin in ["ch09", "ch10"] {
+        let dir = workspace();
+        let (port, asked, release) = extraction_held_server("the answer");
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin(bin));
+        for (key, _) in std::env::vars() {
+            if key.starts_with("OPENAI_") {
+                child.env_remove(key);
+            }
+        }
+        let config = tempfile::tempdir().unwrap();
+        let mut child = child
+            .env_remove("RUST_LOG")
+            .env("XDG_CONFIG_HOME", config.path())
+            .env("OPENAI_API_KEY", "sk-test-not-a-key")
+            .current_dir(dir.path())
+            .args(["--base-url", &format!("http://127.0.0.1:{port}/v1")])
+            .args(["--model", "m", "--approve", "all", "--prompt", "hello"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (lines_tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if lines_tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+
+        let first = poll(&format!("{bin}: the answer on stdout"), || {
+            lines.try_recv().ok()
+        });
+        assert_eq!(first, "the answer", "{bin}");
+        // The extraction was asked for and is still waiting: only now is it answered.
+        poll(&format!("{bin}: the extraction call"), || {
+            asked.try_recv().ok()
+        });
+        release.send(()).unwrap();
+
+        assert_eq!(wait_exit(&mut child).code(), Some(0), "{bin}");
+        let rest: Vec<String> = lines.iter().collect();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(
+            (rest, stderr.as_str()),
+            (
+                vec![],
+                "[memory] selected: (none)\n[memory] extracted: (none)\n"
+            ),
+            "{bin}"
+        );
+    }
+}

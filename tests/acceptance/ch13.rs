@@ -308,10 +308,21 @@ fn quitting_with_ctrl_c_at_the_prompt_kills_the_background_jobs() {
     );
 }
 
-/// SIGTERM (and SIGHUP) end the session like a second Ctrl-C: the background jobs are killed
+/// SIGTERM and SIGHUP end the session like a second Ctrl-C: the background jobs are killed
 /// and their records closed as ended by the session; the exit code says which signal.
 #[test]
 fn sigterm_at_the_prompt_ends_the_session_and_its_jobs() {
+    a_signal_at_the_prompt_ends_the_session_and_its_jobs(libc::SIGTERM);
+}
+
+/// A closed terminal (SIGHUP) ends the session as SIGTERM does.
+#[test]
+fn sighup_at_the_prompt_ends_the_session_and_its_jobs() {
+    a_signal_at_the_prompt_ends_the_session_and_its_jobs(libc::SIGHUP);
+}
+
+/// `signal` sent to an idle chapter 13 session with one background job running.
+fn a_signal_at_the_prompt_ends_the_session_and_its_jobs(signal: libc::c_int) {
     use std::io::{Read, Write};
     use std::process::Stdio;
 
@@ -357,9 +368,9 @@ fn sigterm_at_the_prompt_ends_the_session_and_its_jobs() {
 
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: kill only sends a signal, to the child this test started.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
 
-    assert_eq!(wait_exit(&mut child).code(), Some(128 + libc::SIGTERM));
+    assert_eq!(wait_exit(&mut child).code(), Some(128 + signal));
     drop(stdin);
     // SIGKILL is delivered when the kernel next runs the job: gone soon, not necessarily
     // by the instant the session's exit status is read.

@@ -130,12 +130,13 @@ fn unknown_chapters_exit_2() {
         .assert()
         .code(2)
         .stderr("error: there is no chapter 42; chapters are numbered 1 to 20\n");
-    // A chapter of the table not built yet is refused, saying so.
+    // One past the last chapter is refused by `prompt` too (every chapter of the table is
+    // built, so none is refused as planned).
     command("agent-tutorial", dir.path())
-        .args(["prompt", "--chapter", "20"])
+        .args(["prompt", "--chapter", "21"])
         .assert()
         .code(2)
-        .stderr("error: chapter 20 is planned but not built yet; run `agent-tutorial chapters` to see what is\n");
+        .stderr("error: there is no chapter 21; chapters are numbered 1 to 20\n");
 }
 
 #[test]

@@ -449,21 +449,47 @@ fn docs_and_comments_point_only_at_files_in_the_repository() {
             }
         }
     }
-    let mut sources = Vec::new();
+    let mut sources = vec![root.join("Cargo.toml"), root.join("justfile")];
     for dir in ["crates", "chapters", "tests"] {
         rust_files(&root.join(dir), &mut sources);
     }
     for source in sources {
         let text = std::fs::read_to_string(&source).unwrap();
+        let name = source.strip_prefix(&root).unwrap_or(&source).display();
         // Split so that this file does not name what it looks for.
         if text.contains(concat!("DESIGN", " §")) {
-            let name = source.strip_prefix(&root).unwrap_or(&source).display();
             problems.push(format!(
                 "{name}: cites the design notes, a document outside the repository"
             ));
         }
+        if let Some(number) = cited_issue(&text) {
+            problems.push(format!(
+                "{name}: cites issue {number} of a tracker outside the repository; say what it was instead"
+            ));
+        }
     }
     assert_eq!(problems, Vec::<String>::new());
+}
+
+/// The number of the first "issue N" in `text`, any case: a reader of the repository cannot
+/// open the tracker it names.
+fn cited_issue(text: &str) -> Option<u32> {
+    let lower = text.to_ascii_lowercase();
+    // Split so that this file does not name what it looks for.
+    let word = concat!("iss", "ue ");
+    lower.match_indices(word).find_map(|(at, _)| {
+        let digits: String = lower[at + word.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    })
+}
+
+#[test]
+fn an_issue_number_is_found_in_any_case() {
+    assert_eq!(cited_issue(concat!("see Iss", "ue 25 item 3")), Some(25));
+    assert_eq!(cited_issue("an issue with the cache (no number)"), None);
 }
 
 #[test]

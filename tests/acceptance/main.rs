@@ -29,6 +29,7 @@ mod ch18;
 mod ch19;
 mod ch19_cli;
 mod ch19_interop;
+mod ch20;
 mod cli;
 mod doc_excerpts;
 mod docs;

@@ -1,19 +1,17 @@
 //! The OS sandbox (docs/sandbox.md), through the real binaries on the real kernel: what a
-//! command can reach of the agent, what it may write, the network, what survives the agent, and
-//! the fallbacks with their warning lines.
+//! command can reach of the agent, what it may write, the network, what survives the agent
+//! (`ends`), and the fallbacks with their warning lines.
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::support::{command, workspace, write_script};
 
-const KEY: &str = "sk-test-SANDBOX-0123456789abcdef";
+mod ends;
 
-/// How long a process may take to appear or to die before the test fails.
-const PATIENCE: Duration = Duration::from_secs(20);
+const KEY: &str = "sk-test-SANDBOX-0123456789abcdef";
 
 /// Runs chapter `bin` on `script` in `dir` with the key in the environment, `env` set and
 /// `args` added; returns the last request's messages and the agent's stderr, after checking
@@ -236,101 +234,6 @@ fn the_unconfined_fallback_says_what_it_lost() {
     );
 }
 
-/// Pids of live processes whose command line is exactly `sleep <seconds>`.
-fn sleeps(seconds: u32) -> Vec<u32> {
-    let wanted = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted.as_bytes())
-                && std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|s| !s.contains(") Z "))
-        })
-        .collect()
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Chapter 13 starts a background job and a foreground call, each leaving a `setsid env -i`
-/// sleep and a double-forked one behind; `signal` to the agent ends every one of them.
-fn nothing_survives(signal: libc::c_int, base: u32) {
-    let dir = workspace();
-    let leave = |n: u32| {
-        format!(
-            "(setsid env -i sleep {} &); (sh -c 'sleep {} &' &); sleep {}",
-            n,
-            n + 1,
-            n + 2
-        )
-    };
-    let script = write_script(
-        dir.path(),
-        json!([
-            {"tool_calls": [{"id": "c1", "name": "bash",
-                "arguments": {"command": leave(base), "run_in_background": true}}]},
-            {"tool_calls": [{"id": "c2", "name": "bash", "arguments": {"command": leave(base + 10)}}]},
-            {"content": "done"}
-        ]),
-    );
-    let mut agent = std::process::Command::new(assert_cmd::cargo::cargo_bin("ch13"))
-        .env_remove("RUST_LOG")
-        .env("OPENAI_API_KEY", KEY)
-        .current_dir(dir.path())
-        .args(["--approve", "all", "--prompt", "go", "--script"])
-        .arg(&script)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let all = || {
-        [0, 1, 2, 10, 11, 12]
-            .iter()
-            .flat_map(|n| sleeps(base + n))
-            .count()
-    };
-    wait_until("every sleep to start", || all() == 6);
-    let pid = libc::pid_t::try_from(agent.id()).unwrap();
-    // SAFETY: kill only sends a signal, to the child this test started.
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
-    let _ = agent.wait();
-    wait_until("every sleep to end", || all() == 0);
-    // The helpers removed the calls' private temporary folders before they went.
-    let prefix = format!("agent-sandbox-{pid}-");
-    let left = || {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-            })
-            .count()
-    };
-    wait_until("the private folders to be removed", || left() == 0);
-}
-
-#[test]
-fn nothing_survives_sigkill_to_the_agent() {
-    nothing_survives(libc::SIGKILL, 3100);
-}
-
-#[test]
-fn nothing_survives_sigterm_to_the_agent() {
-    nothing_survives(libc::SIGTERM, 3200);
-}
-
-#[test]
-fn nothing_survives_sighup_to_the_agent() {
-    nothing_survives(libc::SIGHUP, 3300);
-}
-
 /// What a command learns of the agent and which writes it gets, as the lines a probe prints.
 fn probe(outside: &Path) -> String {
     format!(
@@ -432,6 +335,99 @@ fn a_shell_hook_is_sandboxed_like_a_call() {
         );
         assert_probe(&text, outside.path(), mode);
     }
+}
+
+/// A listener on 127.0.0.1 and the shell line that connects to it and says `connected` or
+/// `refused`, then `END`.
+fn local_listener() -> (std::net::TcpListener, String) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let line = format!(
+        "if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo connected; else echo refused; fi; echo END"
+    );
+    (listener, line)
+}
+
+/// The lines ending in a verdict (`connected` / `refused`) of the first message that holds the
+/// probe's `END`, under each `--sandbox-network` setting.
+fn network_verdicts(
+    bin: &str,
+    args: &[&str],
+    script: impl Fn() -> serde_json::Value,
+    setup: impl Fn(&Path),
+) -> Vec<Vec<String>> {
+    ["off", "on"]
+        .iter()
+        .map(|network| {
+            let (dir, _outside) = repo();
+            setup(dir.path());
+            let mut all = vec!["--sandbox-network", network];
+            all.extend_from_slice(args);
+            run(bin, dir.path(), &all, &[], script())
+                .0
+                .into_iter()
+                .find(|text| text.lines().any(|l| l.ends_with("END")))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| ["connected", "refused"].iter().any(|v| l.ends_with(v)))
+                .map(str::to_string)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_background_job_has_the_network_only_when_allowed() {
+    let (_listener, line) = local_listener();
+    let seen = network_verdicts(
+        "ch13",
+        &[],
+        || {
+            json!([
+                {"tool_calls": [{"id": "c1", "name": "bash",
+                    "arguments": {"command": line, "run_in_background": true}}]},
+                {"tool_calls": [{"id": "c2", "name": "bash", "arguments": {"command":
+                    "until grep -qx END .agent_tutorial/jobs/1.log 2>/dev/null; do sleep 0.05; done; cat .agent_tutorial/jobs/1.log"}}]},
+                {"content": "done"}
+            ])
+        },
+        |_| {},
+    );
+    assert_eq!(seen, [["refused"], ["connected"]]);
+}
+
+#[test]
+fn a_shell_hook_has_the_network_only_when_allowed() {
+    let (_listener, line) = local_listener();
+    let seen = network_verdicts(
+        "ch04",
+        &["--trust-hooks"],
+        || {
+            json!([
+                {"tool_calls": [{"id": "c1", "name": "glob", "arguments": {"pattern": "*"}}]},
+                {"content": "done"}
+            ])
+        },
+        |dir| {
+            std::fs::create_dir(dir.join(".agent_tutorial")).unwrap();
+            std::fs::write(
+                dir.join(".agent_tutorial/hooks.json"),
+                json!([{"event": "PreToolUse", "matcher": "glob",
+                        "command": format!("{{ {line}; }} >&2; exit 1")}])
+                .to_string(),
+            )
+            .unwrap();
+        },
+    );
+    let failed =
+        "Error [hook_error]: PreToolUse hook `hooks.json#0` failed: exited with exit status: 1";
+    assert_eq!(
+        seen,
+        [
+            [format!("{failed}: refused")],
+            [format!("{failed}: connected")]
+        ]
+    );
 }
 
 #[test]

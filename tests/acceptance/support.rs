@@ -1,6 +1,6 @@
 //! Helpers shared by the acceptance tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::{AgentEvent, CollectingSink, ModelReply, ModelRequest, ToolCall};
@@ -30,10 +30,23 @@ pub fn command(bin: &str, cwd: &Path) -> assert_cmd::Command {
 }
 
 /// One temporary config directory for this test process (each test's workspace is its own
-/// temporary folder, so their entries never meet).
+/// temporary folder, so their entries never meet). A `static` is never dropped, so a
+/// `TempDir` kept in one would outlive every run: the folder is removed when the process
+/// exits instead (libtest's `main` returns, and `exit` runs what `atexit` registered).
 fn test_config_dir() -> &'static Path {
-    static DIR: std::sync::OnceLock<TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove_config_dir() {
+        if let Some(dir) = DIR.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        // SAFETY: `remove_config_dir` is an `extern "C" fn()` that touches only the
+        // `OnceLock` above, which is set before the handler can run.
+        assert_eq!(unsafe { libc::atexit(remove_config_dir) }, 0);
+        dir
+    })
 }
 
 /// A fresh workspace with a small project in it.

@@ -86,24 +86,33 @@ pub fn team_at(
 /// Every request `agent` sent, labelled, the workspace and message ids made stable (before
 /// the labels cut long lines, so an id is never half replaced).
 pub fn requests_of(t: &Team, agent: &str, dir: &Path) -> String {
-    let stable: Vec<ModelRequest> = t
-        .requests(agent)
+    stable_transcript(t.requests(agent), dir, ids_out)
+}
+
+/// `requests` labelled, each message's text made stable by `stable` first (before the labels
+/// cut long lines, so an id is never half replaced).
+pub fn stable_transcript(
+    requests: Vec<ModelRequest>,
+    dir: &Path,
+    stable: impl Fn(&str) -> String,
+) -> String {
+    let requests: Vec<ModelRequest> = requests
         .into_iter()
         .map(|mut request| {
             for message in &mut request.messages {
                 *message = Arc::new(match Message::clone(message) {
                     Message::System { content } => Message::System {
-                        content: ids_out(&content),
+                        content: stable(&content),
                     },
                     Message::User { content } => Message::User {
-                        content: ids_out(&content),
+                        content: stable(&content),
                     },
                     Message::Tool {
                         tool_call_id,
                         content,
                     } => Message::Tool {
                         tool_call_id,
-                        content: ids_out(&content),
+                        content: stable(&content),
                     },
                     assistant => assistant,
                 });
@@ -111,7 +120,7 @@ pub fn requests_of(t: &Team, agent: &str, dir: &Path) -> String {
             request
         })
         .collect();
-    transcript(&stable, dir)
+    transcript(&requests, dir)
 }
 
 /// The last message `agent` sent in its request `n`, whole, ids made stable.

@@ -1,12 +1,12 @@
-//! What the harness costs per tool round as a session grows (issue 16): a scripted session of
+//! What the harness costs per tool round as a session grows: a scripted session of
 //! N `read_file` rounds and a final answer, built the way `run` builds chapter 2, 8 or 10.
 //! The reported time is the whole turn; `items/s` (N rounds) gives the time per round. The
 //! model answers instantly, so what is measured is the harness: building and checking each
 //! request, the processors, the tool call on a tiny file, storing the result.
 //!
-//! `round` (issue 25 item 3) is the cost of one more round once a session holds N: chapter 10's
-//! agent, after a first turn of N `read_file` rounds (untimed), runs a turn of one
-//! `read_file` round and the answer (two requests). Its model writes every request's body with
+//! `round` is the cost of one more round once a session holds N (a round used to cost more the
+//! longer the session): chapter 10's agent, after a first turn of N `read_file` rounds
+//! (untimed), runs a turn of one `read_file` round and the answer (two requests). Its model writes every request's body with
 //! the OpenAI adapter's encoder before it answers, as the real client does, so the request
 //! path is measured whole except the network.
 //!

@@ -184,21 +184,28 @@ pub fn compaction_line(kind: agent_core::CompactionKind, before: usize, after: u
 }
 
 impl CliObserver {
-    /// What the terminal shows for `event` on stderr, whole lines each ending in a line break;
-    /// `None` for an event it does not show. Also records requests (`--record`) and keeps the
-    /// cache report's rows.
-    pub fn render(&self, event: &AgentEvent) -> Option<String> {
+    /// Keeps what `event` adds to the record (`--record`) and the cache report's rows, showing
+    /// nothing: what a front end that prints its own output (`--output-format json`) still owes
+    /// the flags. [`Self::render`] does this too.
+    pub fn keep(&self, event: &AgentEvent) {
         if let Some(ledger) = &self.cache {
             ledger
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .observe(event, std::time::Instant::now());
         }
+        if let AgentEvent::RequestSent { request, .. } = event {
+            self.record(request);
+        }
+    }
+
+    /// What the terminal shows for `event` on stderr, whole lines each ending in a line break;
+    /// `None` for an event it does not show. Also records requests (`--record`) and keeps the
+    /// cache report's rows.
+    pub fn render(&self, event: &AgentEvent) -> Option<String> {
+        self.keep(event);
         let line = match event {
-            AgentEvent::RequestSent { request, .. } => {
-                self.record(request);
-                return None;
-            }
+            AgentEvent::RequestSent { .. } => return None,
             AgentEvent::ReplyReceived(reply) => reply_notice(reply)?.to_string(),
             AgentEvent::ToolStarted(call) => self.tool_started(call),
             AgentEvent::ToolFinished { result, .. } => return Some(self.tool_finished(result)),

@@ -1,57 +1,63 @@
-//! The SQLite board's clock, injected so tests put a lease exactly at its end. Kept to one
-//! method on purpose: the workspace's shared `Clock` can replace it with a one-line adapter.
-//! (The PostgreSQL board does not use it: leases there are on the database server's clock,
-//! the one clock every machine of the team agrees on.)
+//! The board tells time on the workspace's one [`Clock`] (the harness's, a test's
+//! [`ManualClock`]): this module is only the adapter from its wall reading to the board's
+//! [`Millis`]. (The PostgreSQL board does not read it: leases there are on the database
+//! server's clock, the one clock every machine of the team agrees on.)
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub use agent_workspace::{Clock, ManualClock, SystemClock};
 
 use crate::model::Millis;
 
-/// Tells the time in milliseconds since the Unix epoch.
-pub trait BoardClock: Send + Sync + std::fmt::Debug {
-    /// Now.
-    fn now(&self) -> Millis;
+/// `clock`'s wall time in milliseconds since the Unix epoch: what the SQLite board stores.
+pub fn now(clock: &dyn Clock) -> Millis {
+    Millis::from(clock.wall())
 }
 
-/// The system's wall clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl BoardClock for SystemClock {
-    fn now(&self) -> Millis {
-        let since = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or(Duration::ZERO);
-        Millis(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+impl From<SystemTime> for Millis {
+    /// Whole milliseconds since the epoch (negative before it), saturating at the ends.
+    fn from(at: SystemTime) -> Self {
+        let millis = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        match at.duration_since(UNIX_EPOCH) {
+            Ok(after) => Self(millis(after)),
+            Err(before) => Self(millis(before.duration()).saturating_neg()),
+        }
     }
 }
 
-/// A clock that moves only when told (tests, and scripted runs). Clones share the time.
-#[derive(Debug, Clone)]
-pub struct ManualClock(Arc<AtomicI64>);
-
-impl ManualClock {
-    /// A clock standing at `start`.
-    pub fn new(start: Millis) -> Self {
-        Self(Arc::new(AtomicI64::new(start.0)))
-    }
-
-    /// Moves the clock forward by `by`.
-    pub fn advance(&self, by: Duration) {
-        let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
-        self.0.fetch_add(by, Ordering::SeqCst);
-    }
-
-    /// Puts the clock at `at`.
-    pub fn set(&self, at: Millis) {
-        self.0.store(at.0, Ordering::SeqCst);
+impl From<Millis> for SystemTime {
+    /// The instant `at` names (a [`ManualClock`] is started at one); the epoch itself for one
+    /// a `SystemTime` cannot hold.
+    fn from(at: Millis) -> Self {
+        let by = Duration::from_millis(at.0.unsigned_abs());
+        let moved = if at.0 >= 0 {
+            UNIX_EPOCH.checked_add(by)
+        } else {
+            UNIX_EPOCH.checked_sub(by)
+        };
+        moved.unwrap_or(UNIX_EPOCH)
     }
 }
 
-impl BoardClock for ManualClock {
-    fn now(&self) -> Millis {
-        Millis(self.0.load(Ordering::SeqCst))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_millis_goes_to_a_system_time_and_back_unchanged_on_both_sides_of_the_epoch() {
+        let at = [Millis(1_700_000_000_123), Millis(0), Millis(-1_500)];
+        let back = at.map(|m| Millis::from(SystemTime::from(m)));
+        assert_eq!(back, at);
+    }
+
+    #[test]
+    fn the_board_reads_a_manual_clock_where_it_stands_and_after_it_moved() {
+        let clock = ManualClock::new(Millis(1_700_000_000_000));
+        let before = now(&clock);
+        clock.advance(Duration::from_millis(1_234));
+        assert_eq!(
+            (before, now(&clock)),
+            (Millis(1_700_000_000_000), Millis(1_700_000_001_234))
+        );
     }
 }

@@ -16,7 +16,7 @@ pub mod sqlite;
 pub mod tools;
 
 pub use board::TaskBoard;
-pub use clock::{BoardClock, ManualClock, SystemClock};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{BoardError, ErrorKind, Field};
 pub use model::{
     BoardConfig, Claim, ClaimEnd, ClaimRecord, ClaimTarget, ClaimToken, DEFAULT_LEASE, Holder,

@@ -1,5 +1,23 @@
 //! `Agent`: what `build_agent` returns — the runner for one set of capabilities, the
 //! conversation so far, and the per-turn memory lifecycle around the loop.
+//!
+//! The order of one turn, every capability on (chapter 20; `tests/acceptance/ch20/order.rs`
+//! records it):
+//!
+//! 1. memory selection (chapter 9, [`Agent::answer`]): the side call choosing what the
+//!    prompt shows — before the loop, so before the prompt-submit hooks;
+//! 2. prompt-submit hooks (chapter 4), in the loop (`agent_core::AgentRunner`);
+//! 3. before each request, the inbox: a finished job's notice (chapter 13) joins the history.
+//!    Due schedules (chapter 14) and mail (chapter 15) are posted by the session to an idle
+//!    agent and start its next turn;
+//! 4. the history processors in feature order: plan reminder, compaction (chapter 8), memory,
+//!    MCP sync (chapter 19);
+//! 5. the system prompt assembled (chapter 10) from memory, skills, tasks, team and MCP state;
+//! 6. the model, wrapped in recovery (chapter 11);
+//! 7. per call: pre-tool hooks, the permission pipeline (its rules include the plan gate,
+//!    chapter 16), the call, post-tool hooks;
+//! 8. back to 3 until an answer without calls; then stop hooks, and after the answer memory
+//!    extraction ([`Agent::complete`]).
 
 use std::sync::Arc;
 
@@ -57,6 +75,8 @@ pub struct Agent {
     pub(crate) scheduler: Option<Arc<Scheduler>>,
     /// The lead's MCP servers (chapter 19 on); the session closes them when it ends.
     pub(crate) mcp: Option<Arc<crate::mcp_hub::McpHub>>,
+    /// Where the history is kept as it grows (`--continue`, chapter 11 on); `None`: nowhere.
+    pub(crate) log: Option<Arc<dyn crate::HistoryLog>>,
 }
 
 /// What an agent with memory does with it after a turn.
@@ -95,6 +115,22 @@ impl Agent {
         &self.history
     }
 
+    /// Starts from `history` instead of an empty conversation: a session continued
+    /// (`--continue`, `--resume`). Call it before the first turn; the log given in
+    /// [`crate::AgentDeps::history_log`] is told nothing (it holds these messages already).
+    pub fn resume(&mut self, history: Vec<Message>) {
+        self.history = history.into_iter().map(Arc::new).collect();
+    }
+
+    /// Forgets the conversation (`/clear`): the next turn starts a new one with the same
+    /// tools, prompt and settings, and the log starts a new session.
+    pub fn clear_history(&mut self) {
+        self.history.clear();
+        if let Some(log) = &self.log {
+            log.cleared();
+        }
+    }
+
     /// Runs one user turn, keeping the history for the next. With memory (chapter 9 on):
     /// select before the turn, extract and consolidate after it. Memory failures are told as
     /// events and never change the outcome.
@@ -124,6 +160,9 @@ impl Agent {
         prompt: &str,
         cancel: &Cancellation,
     ) -> Result<Answered, RunError> {
+        if let Some(log) = &self.log {
+            log.turn_started(prompt);
+        }
         if let Some(memory) = self.memory.clone() {
             cancel
                 .run(memory.begin_turn(prompt))
@@ -141,8 +180,16 @@ impl Agent {
         let outcome = self
             .runner
             .run_turn_cancellable(&mut self.history, prompt, cancel)
-            .await?;
-        Ok(Answered { outcome, start })
+            .await;
+        // Answered, failed or cancelled, the history is closed: the last reply and what
+        // followed it are kept too (the requests' recorder saw the rest).
+        if let Some(log) = &self.log {
+            log.observe(&self.history);
+        }
+        Ok(Answered {
+            outcome: outcome?,
+            start,
+        })
     }
 
     /// The rest of a turn after its answer: memory extraction and consolidation (chapter 9

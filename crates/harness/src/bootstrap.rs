@@ -76,6 +76,9 @@ pub struct AgentDeps {
     pub worktrees: Option<agent_worktree::Worktrees>,
     /// The workspace's MCP servers (chapter 19 on), the lead's only; `None`: no MCP tool.
     pub mcp: Option<Arc<crate::mcp_hub::McpHub>>,
+    /// Where the agent's history is kept as it grows, so the session can be continued
+    /// (chapter 11 on, the lead's only; see [`crate::HistoryLog`]). `None`: nowhere.
+    pub history_log: Option<Arc<dyn crate::HistoryLog>>,
 }
 
 impl std::fmt::Debug for AgentDeps {
@@ -115,6 +118,7 @@ impl AgentDeps {
             board: None,
             worktrees: None,
             mcp: None,
+            history_log: None,
         }
     }
 }

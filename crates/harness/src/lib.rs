@@ -18,6 +18,7 @@ pub mod board_seat;
 pub mod bootstrap;
 mod capability;
 mod features;
+mod history_log;
 pub mod mcp_hub;
 mod prompts;
 mod routing;
@@ -34,5 +35,6 @@ pub use features::{
     Autonomy, Board, Features, Input, McpUse, ModelFallback, PromptStyle, ShellHooks,
     SlashCommands, StreamDefault, Team, WorktreeUse,
 };
+pub use history_log::HistoryLog;
 pub use prompts::{FIXED_SYSTEM_PROMPT, IDENTITY, SKILLS_SECTION, SUBAGENT_SYSTEM_PROMPT};
 pub use session::{Session, SessionEvent, SessionHandle};

@@ -324,12 +324,15 @@ impl McpHub {
     }
 
     /// Closes every server (the session ends): returns once no process of any is running;
-    /// their tools leave the registry.
-    pub async fn close(&self) {
+    /// their tools leave the registry. A server that fails to close does not stop the others:
+    /// each failure is returned (and logged), the rest are closed all the same.
+    pub async fn close(&self) -> Vec<ServerNotClosed> {
         let all = std::mem::take(&mut *self.connected.lock().await);
+        let mut failed = Vec::new();
         for (alias, c) in all {
-            if let Err(err) = c.connection.close().await {
-                tracing::warn!(alias = %alias.escape_debug(), "MCP server did not end: {err}");
+            if let Err(error) = c.connection.close().await {
+                tracing::warn!(alias = %alias.escape_debug(), "MCP server did not end: {error}");
+                failed.push(ServerNotClosed { alias, error });
             }
         }
         let registered = std::mem::take(&mut *self.lock_registered());
@@ -338,6 +341,7 @@ impl McpHub {
                 registry.remove(&names);
             }
         }
+        failed
     }
 
     fn aliases(&self) -> String {
@@ -351,6 +355,20 @@ impl McpHub {
             _ => "none (no trusted .mcp.json in this workspace)".to_string(),
         }
     }
+}
+
+/// A server whose close failed (its process may still run; the session went on).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "MCP server `{}` did not close: {error}",
+    agent_policy::escape_controls(alias)
+)]
+pub struct ServerNotClosed {
+    /// The server's alias in `.mcp.json`.
+    pub alias: String,
+    /// Why.
+    #[source]
+    pub error: std::io::Error,
 }
 
 fn names_of(connection: &McpConnection) -> Vec<String> {

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{AgentId, ModelClient, ModelError, ModelReply, ModelRequest};
+use agent_hooks::HookRegistry;
 use agent_policy::StaticApproval;
 use agent_team::Counts;
 use agent_test_support::{Recording, ScriptedModel};
@@ -82,7 +83,12 @@ pub struct TeamBuilder {
     lead_model: Option<Arc<dyn ModelClient>>,
     /// Answers for every teammate with no script, instead of [`Unscripted`].
     mate_model: Option<Arc<dyn ModelClient>>,
+    /// The hooks of each agent, by its name (none by default).
+    hooks: Option<HooksFor>,
 }
+
+/// Builds the hooks of the agent it is given the name of (`lead` or a teammate's).
+pub type HooksFor = Arc<dyn Fn(&str) -> HookRegistry + Send + Sync>;
 
 impl std::fmt::Debug for TeamBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -164,6 +170,13 @@ impl TeamBuilder {
         self
     }
 
+    /// Hooks for the lead and for each teammate, `hooks(name)` building the agent's own
+    /// (chapter 4's registry; a subagent shares its parent's).
+    pub fn hooks(mut self, hooks: impl Fn(&str) -> HookRegistry + Send + Sync + 'static) -> Self {
+        self.hooks = Some(Arc::new(hooks));
+        self
+    }
+
     /// Who answers the teammates' questions.
     pub fn questions(mut self, questions: Questions) -> Self {
         self.questions = questions;
@@ -192,7 +205,11 @@ impl TeamBuilder {
         deps.board = self.board;
         deps.worktrees = self.worktrees;
         deps.mcp = self.mcp;
+        if let Some(hooks) = &self.hooks {
+            deps.hooks = hooks(AgentId::lead().as_str());
+        }
         let (scripts, ws, trust) = (mates.clone(), workspace.clone(), self.trust);
+        let hooks = self.hooks;
         let (unscripted, questions, mate_model) =
             (self.unscripted, self.questions, self.mate_model);
         let setup = TeamSetup {
@@ -215,6 +232,9 @@ impl TeamBuilder {
                     Questions::Session => joiner.approval(name),
                 });
                 deps.trust = trust.clone();
+                if let Some(hooks) = &hooks {
+                    deps.hooks = hooks(name.as_str());
+                }
                 Ok(deps)
             }),
         };
@@ -263,6 +283,7 @@ impl TeamFixture {
             mcp: None,
             lead_model: None,
             mate_model: None,
+            hooks: None,
         }
     }
 

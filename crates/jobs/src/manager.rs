@@ -365,33 +365,35 @@ impl Supervisor {
         self.job.status.send_replace(status);
     }
 
+    /// The notice first, then the event: whoever is told the job ended knows the model will
+    /// read its notice with its next request (a session, or a test, can act on the event).
     fn announce(&self, status: JobStatus, elapsed: Duration) {
+        // The model asked for the kill and read the answer; a session that ended has no one
+        // to tell.
+        let told_already = matches!(
+            status,
+            JobStatus::Killed {
+                reason: KillReason::Requested | KillReason::SessionEnded
+            }
+        );
+        if !told_already {
+            let tail = lock(&self.job.log).last_lines(NOTICE_LINES);
+            let notice = InboxItem {
+                from: Sender::Job(self.id),
+                kind: InboxKind::JobNotice,
+                request_id: None,
+                body: notice(self.id, status, elapsed, tail).into_text(),
+            };
+            if let Err(err) = self.tell.inbox.post(notice) {
+                tracing::warn!("job {}: its notice was not delivered: {err}", self.id);
+            }
+        }
         self.tell.events.emit(AgentEvent::JobFinished {
             id: self.id,
             command: self.job.command.clone(),
             status: status.to_string(),
             elapsed_ms: millis(elapsed),
         });
-        // The model asked for the kill and read the answer; a session that ended has no one
-        // to tell.
-        if matches!(
-            status,
-            JobStatus::Killed {
-                reason: KillReason::Requested | KillReason::SessionEnded
-            }
-        ) {
-            return;
-        }
-        let tail = lock(&self.job.log).last_lines(NOTICE_LINES);
-        let notice = InboxItem {
-            from: Sender::Job(self.id),
-            kind: InboxKind::JobNotice,
-            request_id: None,
-            body: notice(self.id, status, elapsed, tail).into_text(),
-        };
-        if let Err(err) = self.tell.inbox.post(notice) {
-            tracing::warn!("job {}: its notice was not delivered: {err}", self.id);
-        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! What a model request costs the harness as the session grows (issue 25 item 3).
+//! What a model request costs the harness as the session grows.
 //!
 //! - `round_*`, at 10 / 100 / 1,000 / 3,000 rounds of a `read_file` call and its result: one
 //!   round's request path, the runner's `prepare_request` (the history shared into the request,

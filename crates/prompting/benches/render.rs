@@ -8,7 +8,7 @@
 //!
 //! `cargo bench -p agent-prompting`
 //!
-//! Issue 25 item 5 (the prompt written once into a pre-sized buffer, the registry's names
+//! The render miss made cheaper (the prompt written once into a pre-sized buffer, the registry's names
 //! borrowed instead of copied, a tool list keyed in two allocations), medians of 5 interleaved
 //! runs of `--bench miss --sample-count 200` on the shared 2-core machine, before → after:
 //!

@@ -361,6 +361,20 @@ impl Workspace {
             .map_err(|source| PathError::io(Op::Append, path, source))
     }
 
+    /// [`Self::append`] for a file only its owner may read: created 0600 when missing, and the
+    /// data flushed to disk before returning, so a record appended is a record kept (a session
+    /// log: a crash loses at most the line being written).
+    pub fn append_private(&self, path: &Inside, bytes: &[u8]) -> Result<(), PathError> {
+        let file = self.open_file(
+            path,
+            OpenOptions::new().append(true).create(true).mode(0o600),
+            Op::Append,
+        )?;
+        let append_err = |source| PathError::io(Op::Append, path, source);
+        (&file).write_all(bytes).map_err(append_err)?;
+        file.sync_data().map_err(append_err)
+    }
+
     /// Removes the file `path`; a symlink there is removed, never what it points to.
     pub fn remove_file(&self, path: &Inside) -> Result<(), PathError> {
         self.dir()

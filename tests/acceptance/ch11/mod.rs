@@ -6,5 +6,6 @@ pub(crate) mod cancel;
 mod line_editor;
 mod output;
 mod recovery;
+mod sessions;
 mod stream;
 mod terminal;

@@ -7,7 +7,14 @@ use crate::support::{command, stderr_of, workspace};
 
 /// Chapter 11's example session (a 429, a tool call, a 503, an answer) with `format`.
 fn run(format: &str) -> (String, String) {
-    let dir = workspace();
+    run_in(&workspace(), format)
+}
+
+fn run_in(dir: &tempfile::TempDir, format: &str) -> (String, String) {
+    run_with(dir, format, &[])
+}
+
+fn run_with(dir: &tempfile::TempDir, format: &str, extra: &[&str]) -> (String, String) {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/scripts/ch11.json"
@@ -23,6 +30,7 @@ fn run(format: &str) -> (String, String) {
             "all",
         ])
         .args(["--prompt", "When does 0.3 ship?", "--output-format", format])
+        .args(extra)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -34,8 +42,17 @@ fn run(format: &str) -> (String, String) {
 
 #[test]
 fn json_prints_one_object_when_the_run_ends() {
-    let (stdout, stderr) = run("json");
+    let dir = workspace();
+    let (stdout, stderr) = run_in(&dir, "json");
     let mut summary: Value = serde_json::from_str(&stdout).unwrap();
+    // The session kept: its file is named by the id the summary gives.
+    let id = summary["session_id"].as_str().unwrap().to_string();
+    let kept: Vec<String> = std::fs::read_dir(dir.path().join(".agent_tutorial/sessions"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(kept, [format!("{id}.jsonl")]);
+    summary["session_id"] = "ID".into();
     // The one field that depends on the machine (the 429 asks to wait 1 s).
     assert!(
         summary["duration_ms"].as_u64().unwrap() >= 1000,
@@ -54,6 +71,7 @@ fn json_prints_one_object_when_the_run_ends() {
             "replies_without_usage": 2,
             "duration_ms": 0,
             "exit": "done",
+            "session_id": "ID",
         })
     );
     assert_eq!(stdout.lines().count(), 1);
@@ -135,4 +153,21 @@ fn output_formats_are_refused_before_chapter_11_and_without_a_prompt() {
         refused(&["run", "--chapter", "11"]),
         "error: --output-format is for one-shot runs: give the prompt with --prompt\n"
     );
+}
+
+#[test]
+fn record_keeps_the_same_requests_whatever_the_output_format() {
+    let recorded = |format: &str| {
+        let dir = workspace();
+        let file = dir.path().join("requests.jsonl");
+        run_with(&dir, format, &["--record", file.to_str().unwrap()]);
+        // Each run has its own folder, which the system prompt names.
+        std::fs::read_to_string(file)
+            .unwrap()
+            .replace(dir.path().to_str().unwrap(), "WORKSPACE")
+    };
+    let text = recorded("text");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert_eq!(recorded("json"), text);
+    assert_eq!(recorded("stream-json"), text);
 }

@@ -34,26 +34,43 @@ fn during_a_sleep_30(
     (dir, data, terminal, sleep)
 }
 
+/// The chapters with a turn to cancel: they share the code path, and each is checked at the
+/// terminal (one after the other: four sessions at a pseudo-terminal at once would only slow
+/// a loaded machine down).
+const CANCELLING: [&str; 4] = ["ch11", "ch12", "ch13", "ch14"];
+
 #[test]
 fn ctrl_c_typed_during_a_sleep_30_call_ends_the_call_and_the_prompt_comes_back() {
-    let (_dir, _data, mut terminal, sleep) = during_a_sleep_30("ch11", &["--approve", "all"]);
+    for bin in CANCELLING {
+        ctrl_c_typed_during_a_sleep_30_call(bin);
+    }
+}
+
+fn ctrl_c_typed_during_a_sleep_30_call(bin: &str) {
+    let (_dir, _data, mut terminal, sleep) = during_a_sleep_30(bin, &["--approve", "all"]);
 
     // The terminal's line discipline turns the key into SIGINT (no line is being read).
     terminal.type_keys(b"\x03");
 
     // Bounded by the helpers' patience, not a claim about speed.
-    poll("the sleep to be killed", || (!alive(sleep)).then_some(()));
-    terminal.wait_for("ch11 >> ", 2);
+    poll(&format!("{bin}: the sleep to be killed"), || {
+        (!alive(sleep)).then_some(())
+    });
+    let prompt = format!("{bin} >> ");
+    terminal.wait_for(&prompt, 2);
     let screen = terminal.screen();
     let from = screen.find("[tool] bash").unwrap();
     assert_eq!(
         &screen[from..],
         // `^C`: the terminal echoes the key, as a person sees it.
-        "[tool] bash {\"command\":\"echo $$ > sleep.pid; exec sleep 30\"}\n\
-         ^C[cancel] stopping the turn (Ctrl-C again to quit)\n\
-         [result] Error [cancelled]: the user cancelled the turn (Ctrl-C) before this call finished\n\
-         [cancel] turn cancelled\n\
-         ch11 >> "
+        format!(
+            "[tool] bash {{\"command\":\"echo $$ > sleep.pid; exec sleep 30\"}}\n\
+             ^C[cancel] stopping the turn (Ctrl-C again to quit)\n\
+             [result] Error [cancelled]: the user cancelled the turn (Ctrl-C) before this call finished\n\
+             [cancel] turn cancelled\n\
+             {prompt}"
+        ),
+        "{bin}"
     );
     terminal.type_keys(b"\x04");
     terminal.expect_success();
@@ -103,29 +120,37 @@ fn ctrl_c_typed_at_an_approval_question_cancels_only_the_question() {
 
 #[test]
 fn ctrl_c_at_the_prompt_clears_the_line_and_a_second_one_quits() {
+    for bin in CANCELLING {
+        ctrl_c_at_the_prompt_clears_the_line_then_quits(bin);
+    }
+}
+
+fn ctrl_c_at_the_prompt_clears_the_line_then_quits(bin: &str) {
     let dir = workspace();
     let data = tempfile::tempdir().unwrap();
     let script = write_script(dir.path(), json!([]));
     let mut terminal = Terminal::start(
-        "ch11",
+        bin,
         &["--script", script.to_str().unwrap()],
         dir.path(),
         data.path(),
     );
-    terminal.wait_for("ch11 >> ", 1);
+    let prompt = format!("{bin} >> ");
+    terminal.wait_for(&prompt, 1);
     terminal.type_keys(b"half a thought");
     terminal.wait_for("half a thought", 1);
 
     terminal.type_keys(b"\x03");
-    terminal.wait_for("ch11 >> ", 2);
+    terminal.wait_for(&prompt, 2);
     terminal.type_keys(b"\x03");
 
-    assert_eq!(terminal.wait_exit().code(), Some(130));
+    assert_eq!(terminal.wait_exit().code(), Some(130), "{bin}");
     let screen = terminal.screen();
     let from = screen.find("[cancel]").unwrap();
     assert_eq!(
         &screen[from..],
-        "[cancel] (Ctrl-C again to quit)\nch11 >> \nerror: interrupted\n"
+        format!("[cancel] (Ctrl-C again to quit)\n{prompt}\nerror: interrupted\n"),
+        "{bin}"
     );
 }
 

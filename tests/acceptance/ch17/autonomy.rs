@@ -26,9 +26,18 @@ use crate::support::{call, tool_round, workspace};
 #[derive(Debug, Default)]
 struct TickClock(std::sync::atomic::AtomicI64);
 
-impl agent_board::BoardClock for TickClock {
-    fn now(&self) -> Millis {
-        Millis(START.0 + self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+impl agent_workspace::Clock for TickClock {
+    /// The board reads only the wall time; waits are tokio's.
+    fn now(&self) -> tokio::time::Instant {
+        tokio::time::Instant::now()
+    }
+
+    fn wall(&self) -> std::time::SystemTime {
+        Millis(START.0 + self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst)).into()
+    }
+
+    fn sleep_until(&self, deadline: tokio::time::Instant) -> agent_workspace::Sleep {
+        Box::pin(tokio::time::sleep_until(deadline))
     }
 }
 

@@ -20,7 +20,7 @@ async fn tasks_board_lists_and_shows_the_board_with_its_claims_and_escapes_what_
     assert!(!dir.path().join(".agent_tutorial/board.sqlite3").exists());
 
     // A board from 2023: every lease has long run out, so nothing depends on today's date.
-    let clock = ManualClock::new(START);
+    let clock = std::sync::Arc::new(ManualClock::new(START));
     let board = board(dir.path(), &clock);
     for (subject, after) in [("Write the parser", vec![]), ("Test it", vec![TaskId(1)])] {
         board

@@ -21,7 +21,7 @@ use crate::team_support::team_with;
 #[tokio::test]
 async fn p17_first_request_in_full() {
     let dir = workspace();
-    let clock = ManualClock::new(START);
+    let clock = Arc::new(ManualClock::new(START));
     let board = board(dir.path(), &clock);
     let mut t = team_with(
         17,
@@ -42,7 +42,7 @@ async fn p17_first_request_in_full() {
 /// A model that takes `step` of the board's time per request: a slow model.
 struct SlowModel {
     inner: Arc<ScriptedModel>,
-    clock: ManualClock,
+    clock: Arc<ManualClock>,
     step: Vec<Duration>,
     asked: std::sync::atomic::AtomicUsize,
 }
@@ -62,7 +62,7 @@ impl ModelClient for SlowModel {
 fn slow_lead(
     dir: &Path,
     board: Arc<SqliteBoard>,
-    clock: &ManualClock,
+    clock: &Arc<ManualClock>,
     replies: Vec<ModelReply>,
     step: Vec<Duration>,
 ) -> (agent_harness::Agent, Arc<ScriptedModel>) {
@@ -110,7 +110,7 @@ async fn token_of(board: &SqliteBoard, task: TaskId) -> String {
 #[tokio::test]
 async fn a_turn_longer_than_the_lease_keeps_its_claim_because_each_request_and_call_renews_it() {
     let dir = workspace();
-    let clock = ManualClock::new(START);
+    let clock = Arc::new(ManualClock::new(START));
     let board = board(dir.path(), &clock);
     let task = board
         .create(NewTask {
@@ -173,13 +173,13 @@ async fn a_turn_longer_than_the_lease_keeps_its_claim_because_each_request_and_c
 }
 
 fn clock_now(clock: &ManualClock) -> i64 {
-    agent_board::BoardClock::now(clock).0
+    agent_board::clock::now(clock).0
 }
 
 #[tokio::test]
 async fn a_write_after_the_lease_ran_out_is_refused_and_the_file_is_unchanged() {
     let dir = workspace();
-    let clock = ManualClock::new(START);
+    let clock = Arc::new(ManualClock::new(START));
     let board = board(dir.path(), &clock);
     board
         .create(NewTask {

@@ -17,13 +17,13 @@ use agent_tools::Workspace;
 pub const START: Millis = Millis(1_700_000_000_000);
 
 /// The workspace's SQLite board on a manual clock.
-pub fn board(dir: &Path, clock: &ManualClock) -> Arc<SqliteBoard> {
+pub fn board(dir: &Path, clock: &Arc<ManualClock>) -> Arc<SqliteBoard> {
     let workspace = Workspace::new(dir).unwrap();
     Arc::new(
         SqliteBoard::open_with_clock(
             &workspace,
             BoardConfig::default(),
-            Arc::new(clock.clone()),
+            clock.clone(),
             FirstOpen::ImportChapter12,
         )
         .unwrap(),

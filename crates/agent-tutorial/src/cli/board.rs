@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use agent_board::sqlite::{BOARD_FILE, STATE_DIR};
 use agent_board::{
-    BoardClock, BoardConfig, ClaimRecord, ErrorKind, FirstOpen, Holder, Millis, PgBoard,
-    SqliteBoard, SystemClock, Task, TaskBoard, TaskId, tools,
+    BoardConfig, ClaimRecord, ErrorKind, FirstOpen, Holder, Millis, PgBoard, SqliteBoard,
+    SystemClock, Task, TaskBoard, TaskId, tools,
 };
 use agent_tools::Workspace;
 
@@ -82,7 +82,7 @@ pub(super) fn show(workspace: &Workspace, url: &str, view: View) -> CliResult<St
     } else {
         open(workspace, Some(&url), &rt)?
     };
-    let now = SystemClock.now();
+    let now = agent_board::clock::now(&SystemClock);
     rt.block_on(async {
         match view {
             View::List => {

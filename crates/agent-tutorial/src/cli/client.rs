@@ -145,6 +145,10 @@ pub(crate) struct Client {
     pub(crate) format: OutputFormat,
     /// What `--output-format json` prints at the end, counted as the events pass.
     pub(crate) summary: Arc<std::sync::Mutex<Summary>>,
+    /// Chapter 20: what the slash commands read; `None`: a `/line` is a prompt.
+    pub(crate) slash: Option<super::slash::SlashContext>,
+    /// Requests and tokens so far, every agent's (`/cost`).
+    pub(crate) cost: Summary,
 }
 
 impl Client {
@@ -221,6 +225,12 @@ impl Client {
     }
 
     fn on_agent_event(&mut self, envelope: EventEnvelope) {
+        self.cost.record(&envelope);
+        match self.format {
+            OutputFormat::Text => {}
+            // These print their own output; `--record` and the cache report are still kept.
+            OutputFormat::Json | OutputFormat::StreamJson => self.observer.keep(&envelope.event),
+        }
         match self.format {
             OutputFormat::Text => {}
             OutputFormat::Json => {
@@ -375,6 +385,12 @@ impl Client {
             self.submit(Op::Approval { id, decision });
             return;
         }
+        if let (Input::Line(line), Some(context)) = (&input, &self.slash) {
+            let parsed = super::slash::parse(line);
+            if let Some(outcome) = super::slash::run(parsed, context, &self.lead, &self.cost) {
+                return self.on_slash(outcome);
+            }
+        }
         match input {
             Input::Line(line) => match line.trim() {
                 "" => {}
@@ -407,6 +423,26 @@ impl Client {
                 self.interrupted_at_prompt = true;
                 self.screen.err(&format!("{AT_PROMPT_NOTICE}\n"));
             }
+        }
+    }
+}
+
+impl Client {
+    /// Shows what a slash command said and submits what it asks of the session.
+    fn on_slash(&mut self, outcome: super::slash::Outcome) {
+        self.screen.out(&outcome.out);
+        match outcome.op {
+            // The prompt can be open while a scheduled turn runs: its history is in use.
+            Some(Op::Clear(_)) if !self.idle => {
+                self.screen
+                    .err("a turn is running: /clear when it has ended\n");
+            }
+            Some(op) => {
+                self.screen.err(&outcome.err);
+                self.closing = matches!(op, Op::Shutdown(_));
+                self.submit(op);
+            }
+            None => self.screen.err(&outcome.err),
         }
     }
 }

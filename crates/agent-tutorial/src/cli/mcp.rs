@@ -113,7 +113,7 @@ pub fn mcp(args: &McpArgs) -> CliResult {
 }
 
 /// The whole listing.
-fn list(workspace: &Workspace) -> CliResult<String> {
+pub(super) fn list(workspace: &Workspace) -> CliResult<String> {
     let Some(file) = ConfigFile::load(workspace).map_err(CliError::usage)? else {
         return Ok(format!(
             "No {} in this workspace: no MCP server is configured.\n",

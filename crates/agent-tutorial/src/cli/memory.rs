@@ -65,25 +65,33 @@ fn find(store: &MemoryStore, name: &str) -> CliResult<MemoryRecord> {
         .ok_or_else(|| CliError::usage(anyhow::anyhow!("no memory named `{name}`")))
 }
 
+/// `memory list`'s lines (and `/memory`'s, chapter 20): one per record.
+pub(super) fn list_text(workspace: &agent_tools::Workspace) -> CliResult<String> {
+    let records = MemoryStore::open(workspace)
+        .load()
+        .map_err(CliError::runtime)?;
+    if records.is_empty() {
+        return Ok("(no memories)\n".to_string());
+    }
+    // Records are a model's or a repository's text: shown, never run.
+    Ok(records
+        .iter()
+        .map(|r| {
+            format!(
+                "{}  ({})  {}\n",
+                escape_controls(&r.name),
+                r.kind.as_str(),
+                escape_controls(&r.description)
+            )
+        })
+        .collect())
+}
+
 pub fn memory(args: &MemoryArgs) -> CliResult {
     let workspace = open_workspace(args.workspace.as_deref())?;
     let store = MemoryStore::open(&workspace);
     match &args.command {
-        MemoryCommand::List => {
-            let records = store.load().map_err(CliError::runtime)?;
-            if records.is_empty() {
-                println!("(no memories)");
-            }
-            for r in records {
-                // Records are a model's or a repository's text: shown, never run.
-                println!(
-                    "{}  ({})  {}",
-                    escape_controls(&r.name),
-                    r.kind.as_str(),
-                    escape_controls(&r.description)
-                );
-            }
-        }
+        MemoryCommand::List => print!("{}", list_text(&workspace)?),
         MemoryCommand::Show { name } => {
             let record = find(&store, name)?;
             let text = record

@@ -16,6 +16,8 @@ mod memory;
 pub mod output;
 mod prompt;
 mod run;
+mod sessions;
+pub mod slash;
 mod streaming;
 mod tasks;
 mod team;
@@ -121,6 +123,9 @@ enum Command {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+    /// The workspace's kept sessions: `sessions list` shows each one's id, start, turns and
+    /// first prompt, and whether `--resume ID` can continue it (chapter 11 on).
+    Sessions(sessions::SessionsArgs),
     /// Files written by --record.
     Record {
         #[command(subcommand)]
@@ -239,6 +244,13 @@ pub struct RunArgs {
     /// object when the run ends) or `stream-json` (one object per event as it happens).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = output::OutputFormat::Text)]
     pub output_format: output::OutputFormat,
+    /// Chapter 11 on: continue this workspace's latest session (its history is the start of
+    /// this one's; `agent-tutorial sessions list` shows them).
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+    /// Chapter 11 on: continue the session ID (from `agent-tutorial sessions list`).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
     /// What commands may write: `workspace-write` (the workspace but .git/), `read-only`,
     /// `repository-write` (the workspace with .git/) or `off` (no sandbox). See docs/sandbox.md.
     #[arg(long, value_name = "MODE", default_value = "workspace-write")]
@@ -335,6 +347,7 @@ pub fn main() -> ExitCode {
         Command::Mailbox(args) => team::mailbox(&args),
         Command::Trust(args) => trust::trust(&args),
         Command::Mcp(args) => mcp::mcp(&args),
+        Command::Sessions(args) => sessions::sessions(&args),
         Command::Chapters => {
             print!("{}", chapters::table());
             Ok(())

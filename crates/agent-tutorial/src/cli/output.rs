@@ -3,8 +3,8 @@
 //!
 //! - `text` (the default): the answer on stdout, everything else on stderr, as always.
 //! - `json`: nothing on stdout until the run ends, then one object ([`Summary`]): the answer,
-//!   how many turns and requests, the tokens the server reported, the duration, and why the
-//!   run ended.
+//!   how many turns and requests, the tokens the server reported, the duration, why the
+//!   run ended, and the id of the session kept (`--resume` takes it).
 //! - `stream-json`: every event of the session as one JSON object a line on stdout, the
 //!   moment it happens ([`event_line`]): `{"seq":…,"agent":…,"turn":…,"event":"<name>",…}`.
 //!
@@ -53,6 +53,9 @@ pub struct Summary {
     pub duration_ms: u64,
     /// `done`, `turn_failed`, `interrupted` or `signal`.
     pub exit: &'static str,
+    /// The session this run's history is kept as (`--resume` takes it); `null` when none is
+    /// kept (nothing ran, or the session could not be written).
+    pub session_id: Option<String>,
 }
 
 impl Summary {
@@ -294,7 +297,7 @@ mod tests {
         }
         assert_eq!(
             summary.finish(Duration::from_millis(1500), &EndReason::Done),
-            r#"{"answer":"the answer","cached_tokens":64,"duration_ms":1500,"exit":"done","input_tokens":100,"output_tokens":7,"replies_without_usage":1,"requests":0,"turns":1}"#
+            r#"{"answer":"the answer","cached_tokens":64,"duration_ms":1500,"exit":"done","input_tokens":100,"output_tokens":7,"replies_without_usage":1,"requests":0,"session_id":null,"turns":1}"#
         );
     }
 }

@@ -1,15 +1,17 @@
 //! `agent-tutorial prompt`: what a chapter sends, without a model or credentials.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::{ModelClient, ModelError, ModelReply, ModelRequest};
 
 use crate::Profile;
 use agent_policy::sanitize;
+use agent_trust::{TrustKind, Verdict, WorkspaceTrust};
 use async_trait::async_trait;
 use clap::Args;
 
+use super::trust::{StoreTrust, notice};
 use super::{CliError, CliResult, open_workspace, runtime};
 use crate::render;
 use crate::{AgentDeps, build_preview_agent};
@@ -39,6 +41,54 @@ pub struct PromptArgs {
     /// Chapter 10 on: where the selected memories go, as with `run` (default: `prompt`).
     #[arg(long, value_enum, value_name = "WHERE")]
     memory_placement: Option<super::PlacementArg>,
+    /// Show the workspace's skills without the trust recorded by `agent-tutorial trust`, as
+    /// `run --trust-workspace` uses them. Without it the preview leaves out what a run would.
+    #[arg(long, alias = "trust-hooks")]
+    trust_workspace: bool,
+}
+
+/// The user's trust store as a run asks it, except that what a run would leave out is kept
+/// for the preview to name (a run says it on stderr as it starts) and nothing is recorded (a
+/// preview writes nothing).
+struct PreviewTrust {
+    store: StoreTrust,
+    /// Each kind left out, with its verdict and how many items it held, in the order asked.
+    left_out: Mutex<Vec<(TrustKind, Verdict, usize)>>,
+}
+
+impl PreviewTrust {
+    fn new(root: &Path) -> Self {
+        Self {
+            store: StoreTrust::from_env(root),
+            left_out: Mutex::default(),
+        }
+    }
+
+    /// One line per kind left out, as a run words it (see [`notice`]).
+    fn lines(&self, root: &Path) -> Vec<String> {
+        self.left_out
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|&(kind, verdict, count)| notice(kind, verdict, count, root))
+            .collect()
+    }
+}
+
+impl WorkspaceTrust for PreviewTrust {
+    fn verdict(&self, kind: TrustKind, fingerprint: &str) -> Verdict {
+        self.store.verdict(kind, fingerprint)
+    }
+
+    fn record_written(&self, _kind: TrustKind, _fingerprint: &str) {}
+
+    fn refused(&self, kind: TrustKind, verdict: Verdict, count: usize) {
+        let mut left_out = self.left_out.lock().unwrap_or_else(PoisonError::into_inner);
+        // `--diff` builds two requests: each kind is named once.
+        if left_out.iter().all(|(seen, _, _)| *seen != kind) {
+            left_out.push((kind, verdict, count));
+        }
+    }
 }
 
 /// A model that must never be called: `prompt` only builds requests.
@@ -53,15 +103,18 @@ impl ModelClient for NoModel {
     }
 }
 
-/// The first request chapter `chapter` sends for `prompt` in `workspace`.
+/// The first request chapter `chapter` sends for `prompt` in `workspace`, with what the
+/// workspace ships used as `trust` says.
 pub fn first_request(
     profile: Profile,
     workspace: agent_tools::Workspace,
     prompt: &str,
     placement: crate::MemoryPlacement,
+    trust: Arc<dyn WorkspaceTrust>,
 ) -> CliResult<ModelRequest> {
     let mut deps = AgentDeps::new(Arc::new(NoModel), workspace);
     deps.memory_placement = placement;
+    deps.trust = trust;
     // Chapter 15 on: the lead's team tools, over a team that starts nobody (before, the
     // seat is unused).
     agent_harness::team_runtime::preview(&mut deps);
@@ -93,7 +146,20 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
     let profile = Profile::for_chapter(args.chapter).map_err(CliError::usage)?;
     let placement = super::run::memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
-    let request = first_request(profile, workspace.clone(), &args.prompt, placement)?;
+    let root = workspace.root().to_path_buf();
+    let preview_trust = Arc::new(PreviewTrust::new(&root));
+    let trust: Arc<dyn WorkspaceTrust> = if args.trust_workspace {
+        Arc::new(agent_trust::TrustAll)
+    } else {
+        preview_trust.clone()
+    };
+    let request = first_request(
+        profile,
+        workspace.clone(),
+        &args.prompt,
+        placement,
+        trust.clone(),
+    )?;
     if let Some(base) = args.diff {
         let base = match base {
             0 if profile.chapter <= 1 => {
@@ -115,13 +181,15 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
             agent_harness::PromptStyle::Dynamic => placement,
             agent_harness::PromptStyle::Fixed => crate::MemoryPlacement::default(),
         };
-        let base_request = first_request(base_profile, workspace, &args.prompt, base_placement)?;
+        let base_request =
+            first_request(base_profile, workspace, &args.prompt, base_placement, trust)?;
         let diff = render::unified_diff(
             &render::full(&base_request),
             &render::full(&request),
             &format!("chapter {base} ({})", base_profile.id()),
             &format!("chapter {} ({})", profile.chapter, profile.id()),
         );
+        left_out_on_stderr(&preview_trust.lines(&root));
         if diff.is_empty() {
             println!(
                 "The first request of chapter {} is identical to chapter {base}'s: the chapter changes what happens around the model, not what it is sent first.",
@@ -142,6 +210,7 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
         if profile.features().prompt == agent_harness::PromptStyle::Dynamic {
             body.prompt_cache_key = Some("<session id>".to_string());
         }
+        left_out_on_stderr(&preview_trust.lines(&root));
         let text = serde_json::to_string_pretty(&body).map_err(CliError::runtime)?;
         println!("{}", json_for_terminal(&text));
     } else {
@@ -150,10 +219,21 @@ pub fn prompt(args: &PromptArgs, env: &agent_openai::ModelEnv) -> CliResult {
             profile.chapter,
             profile.id()
         );
+        // What a run would leave out is named under the title, as a comment of the preview.
+        for line in preview_trust.lines(&root) {
+            println!("# left out: {}", sanitize(&line));
+        }
         // The prompt holds a repository's skills, stored tasks and memory: shown, never run.
         print!("{}", sanitize(&render::full(&request)));
     }
     Ok(())
+}
+
+/// What a run would leave out, for the forms whose standard output is only JSON or a diff.
+fn left_out_on_stderr(lines: &[String]) {
+    for line in lines {
+        eprintln!("{}", sanitize(line));
+    }
 }
 
 /// Pretty JSON for the terminal: every character the sanitizer would escape becomes a JSON

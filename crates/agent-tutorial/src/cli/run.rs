@@ -19,7 +19,7 @@ use agent_harness::session::{EndReason, InterruptFrom, Mode, Op, Session, Sessio
 
 use super::client::{Client, ClientMode, Screen};
 use super::deps::{ApproveMode, AuditedApproval, AuditedEvents, load_shell_hooks, terminal_width};
-use super::line_editor::{LineEditor, spawn_editor};
+use super::line_editor::{Completion, LineEditor, spawn_editor};
 use super::trust::HookTrust;
 use super::{CliError, CliResult, RunArgs, open_workspace, runtime};
 use crate::observer::CliObserver;
@@ -96,6 +96,7 @@ fn choose_model(
     stream: agent_openai::Streaming,
     args: &RunArgs,
     env: &ModelEnv,
+    cache_key: Option<String>,
 ) -> CliResult<ModelChoice> {
     if let Some(script) = &args.script {
         // The message already names the cause; as a chain, `{:#}` would print it twice.
@@ -121,8 +122,6 @@ fn choose_model(
     let config = agent_openai::resolve(&overrides, |k| env.get(k), dotenv.as_deref())
         .map_err(CliError::usage)?;
     tracing::info!(base_url = %config.base_url, model = %config.model, "model configuration");
-    // Chapter 10 on: one prompt cache key for the whole session (see `session_cache_key`).
-    let cache_key = (features.prompt == PromptStyle::Dynamic).then(session_cache_key);
     let build = |config: &agent_openai::OpenAiConfig| -> CliResult<OpenAiModel> {
         let model = OpenAiModel::new(config)
             .map_err(CliError::usage)?
@@ -181,7 +180,18 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     let placement = memory_placement(profile, args.memory_placement)?;
     let workspace = open_workspace(args.workspace.as_deref())?;
     let stream = super::streaming::streaming(profile.chapter, features, args)?;
-    let model = Arc::new(choose_model(features, stream, args, env)?);
+    let kept = super::sessions::setup(profile.chapter, features, args, &workspace)?;
+    // Chapter 10 on: one prompt cache key for the whole session (see `session_cache_key`); a
+    // continued session keeps the one it was started with, so its requests are the same bytes.
+    let cache_key = (features.prompt == PromptStyle::Dynamic).then(|| {
+        kept.as_ref()
+            .and_then(|kept| kept.cache_key.clone())
+            .unwrap_or_else(session_cache_key)
+    });
+    if let Some(kept) = &kept {
+        kept.recorder.set_cache_key(cache_key.clone());
+    }
+    let model = Arc::new(choose_model(features, stream, args, env, cache_key)?);
     let observer = CliObserver::new(args.record.as_deref(), args.record_form).map_err(|err| {
         let path = args.record.as_deref().unwrap_or(std::path::Path::new("?"));
         CliError::usage(anyhow::anyhow!(
@@ -210,6 +220,9 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     deps.events = Arc::new(AuditedEvents::new(&workspace, session.sink(&lead)));
     deps.max_turns = args.max_turns;
     deps.final_answer = args.final_answer;
+    deps.history_log = kept
+        .as_ref()
+        .map(|kept| kept.recorder.clone() as Arc<dyn agent_harness::HistoryLog>);
     let approval = match args.approve {
         // Asked through the session, so the question names who asks and Ctrl-C cancels it.
         ApproveMode::Prompt if terminal => session.approval(&lead),
@@ -260,7 +273,22 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         &model,
         terminal,
     )?;
-    let agent = build_agent(profile, deps).map_err(CliError::usage)?;
+    let mut agent = build_agent(profile, deps).map_err(CliError::usage)?;
+    let (recorder, resumed) = match kept {
+        Some(kept) => (Some(kept.recorder), kept.resumed),
+        None => (None, None),
+    };
+    if let Some(history) = resumed {
+        agent.resume(history);
+    }
+    // Chapter 20: slash commands at the prompt.
+    let slash = (features.slash_commands == agent_harness::SlashCommands::On).then(|| {
+        super::slash::SlashContext {
+            workspace: workspace.clone(),
+            tools: agent.tools().clone(),
+            board: args.board.clone().unwrap_or_default(),
+        }
+    });
     session.add(lead.clone(), agent);
     let terminal_mode = TerminalMode::save();
     let (mode, client_mode) = match &args.prompt {
@@ -273,7 +301,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         Mode::Interactive => {
             // Chapter 11 on, a terminal gets a line editor; before, plain lines.
             let mut editor = match features.input {
-                Input::LineEditor => LineEditor::open(),
+                Input::LineEditor => LineEditor::open(if slash.is_some() {
+                    Completion::SlashCommands
+                } else {
+                    Completion::Off
+                }),
                 Input::PlainLines => LineEditor::Plain,
             };
             let printer = editor.printer();
@@ -314,6 +346,8 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         closing: false,
         format: args.output_format,
         summary: summary.clone(),
+        slash,
+        cost: super::output::Summary::default(),
     };
     let started = std::time::Instant::now();
     let end = rt.block_on(async {
@@ -330,11 +364,12 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         super::team::close(team);
     }
     if args.output_format == super::output::OutputFormat::Json {
-        let summary = std::mem::take(
+        let mut summary = std::mem::take(
             &mut *summary
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
+        summary.session_id = recorder.as_ref().and_then(|r| r.id());
         println!("{}", summary.finish(started.elapsed(), &end));
     }
     // Also after a failed run: the requests that were sent are what the report is about.

@@ -133,7 +133,7 @@ fn head(text: &str) -> String {
     cut
 }
 
-fn team_table(workspace: &Workspace) -> CliResult<String> {
+pub(super) fn team_table(workspace: &Workspace) -> CliResult<String> {
     let loaded = TeamFile::new(workspace).load().map_err(CliError::runtime)?;
     let mut out = String::new();
     if loaded.records.is_empty() {

@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::board::{self, TaskBoard};
-use crate::clock::{BoardClock, SystemClock};
+use crate::clock::{self, Clock, SystemClock};
 use crate::error::BoardError;
 use crate::import;
 use crate::model::{
@@ -46,7 +46,7 @@ const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
 #[derive(Clone)]
 pub struct SqliteBoard {
     conn: Arc<Mutex<Connection>>,
-    clock: Arc<dyn BoardClock>,
+    clock: Arc<dyn Clock>,
     config: BoardConfig,
     path: PathBuf,
 }
@@ -111,7 +111,7 @@ impl SqliteBoard {
     pub fn open_with_clock(
         workspace: &Workspace,
         config: BoardConfig,
-        clock: Arc<dyn BoardClock>,
+        clock: Arc<dyn Clock>,
         first_open: FirstOpen,
     ) -> Result<Self, BoardError> {
         let path = board_path(workspace)?;
@@ -174,7 +174,7 @@ impl SqliteBoard {
         Self::prepare(&conn).map_err(corrupt)?;
         let mut conn = conn;
         if first_open == FirstOpen::ImportChapter12 {
-            Self::import(workspace, &mut conn, clock.now(), config);
+            Self::import(workspace, &mut conn, clock::now(&*clock), config);
         }
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
@@ -284,7 +284,7 @@ impl SqliteBoard {
         let config = self.config;
         tokio::task::spawn_blocking(move || {
             let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            f(&mut conn, clock.now(), config).map_err(|err| match err {
+            f(&mut conn, clock::now(&*clock), config).map_err(|err| match err {
                 BoardError::Sqlite(err) => ops::db_error(err, config.busy_timeout),
                 other => other,
             })

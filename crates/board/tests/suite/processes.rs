@@ -87,8 +87,7 @@ async fn child_board() -> Arc<dyn TaskBoard> {
     let config = BoardConfig::default();
     if let Ok(root) = std::env::var("AGENT_BOARD_CHILD_SQLITE") {
         let workspace = Workspace::new(root).unwrap();
-        let clock: Arc<dyn agent_board::BoardClock> = match std::env::var("AGENT_BOARD_CHILD_CLOCK")
-        {
+        let clock: Arc<dyn agent_board::Clock> = match std::env::var("AGENT_BOARD_CHILD_CLOCK") {
             Ok(at) => Arc::new(ManualClock::new(Millis(at.parse().unwrap()))),
             Err(_) => Arc::new(SystemClock),
         };

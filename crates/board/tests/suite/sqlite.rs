@@ -15,7 +15,7 @@ pub const START: Millis = Millis(1_700_000_000_000);
 /// One workspace with one board file, and the clock every handle reads.
 pub struct SqliteHarness {
     pub dir: tempfile::TempDir,
-    pub clock: ManualClock,
+    pub clock: Arc<ManualClock>,
     pub config: BoardConfig,
 }
 
@@ -27,7 +27,7 @@ impl SqliteHarness {
     pub fn with_config(config: BoardConfig) -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
-            clock: ManualClock::new(START),
+            clock: Arc::new(ManualClock::new(START)),
             config,
         }
     }
@@ -49,7 +49,7 @@ impl SqliteHarness {
         let workspace = self.workspace();
         let (config, clock) = (self.config, self.clock.clone());
         tokio::task::spawn_blocking(move || {
-            SqliteBoard::open_with_clock(&workspace, config, Arc::new(clock), first_open)
+            SqliteBoard::open_with_clock(&workspace, config, clock, first_open)
         })
         .await
         .unwrap()
@@ -79,10 +79,10 @@ impl Harness for SqliteHarness {
                 "AGENT_BOARD_CHILD_SQLITE".into(),
                 self.dir.path().display().to_string(),
             ),
-            ("AGENT_BOARD_CHILD_CLOCK".into(), {
-                use agent_board::BoardClock;
-                self.clock.now().0.to_string()
-            }),
+            (
+                "AGENT_BOARD_CHILD_CLOCK".into(),
+                agent_board::clock::now(&*self.clock).0.to_string(),
+            ),
         ]
     }
 }

@@ -241,7 +241,7 @@ async fn final_answer_mode_sends_the_last_request_without_tools() {
     );
 }
 
-/// Building a request shares the stored messages (issue 16: a deep copy of the history per
+/// Building a request shares the stored messages (a deep copy of the history per
 /// request made round 1000 cost 20x round 10): every history message in the request is the
 /// stored one, not an equal copy; only the system prompt is new.
 #[tokio::test]

@@ -222,6 +222,10 @@ impl<'a> Assembly<'a> {
             .gate(self.gate)
             .hooks(self.hooks)
             .events(self.deps.events.clone());
+        // First: it must see the history as stored, before any feature's processor shapes it.
+        if let Some(log) = &self.deps.history_log {
+            runner = runner.processor(Arc::new(crate::history_log::HistoryRecorder(log.clone())));
+        }
         for step in self.runner {
             runner = step(runner);
         }
@@ -238,6 +242,7 @@ impl<'a> Assembly<'a> {
             jobs: self.jobs,
             scheduler: self.scheduler,
             mcp: self.mcp,
+            log: self.deps.history_log.clone(),
         })
     }
 }

@@ -15,6 +15,7 @@
 //! ```
 
 mod approval;
+mod close;
 mod join;
 mod outbox;
 mod run;
@@ -30,6 +31,7 @@ use tokio::sync::mpsc;
 use crate::Agent;
 pub use approval::{ApprovalId, Closed, Decision};
 use approval::{Approvals, SessionApproval};
+pub use close::{CloseFailure, CloseReport, Resource};
 pub use join::{Delivery, Joiner, SessionEnded, TurnSource};
 use outbox::{Outbox, StampingSink, TurnCell};
 
@@ -54,6 +56,10 @@ pub enum Op {
     Interrupt(InterruptFrom),
     /// Stop `agent`'s running turn, if it runs one (a teammate stopped by force, chapter 16).
     Cancel(AgentId),
+    /// Forget `agent`'s conversation (`/clear`, chapter 20): its next turn starts a new one
+    /// with the same settings. Only an idle agent's: while it runs a turn, nothing changes
+    /// (and the log says so).
+    Clear(AgentId),
     /// End the session now: running turns are dropped (their commands' process groups die with
     /// them) and background jobs are killed, their records closed as ended by the session.
     Shutdown(EndReason),
@@ -198,6 +204,8 @@ pub struct Session {
     wakes: mpsc::UnboundedReceiver<AgentId>,
     /// Where idle agents get work besides prompts and schedules (chapter 15's mailbox).
     source: Option<Arc<dyn TurnSource>>,
+    /// What the end closed, once the session has ended.
+    close_report: Option<close::CloseReport>,
 }
 
 impl Session {
@@ -228,6 +236,7 @@ impl Session {
             joins,
             wakes,
             source: None,
+            close_report: None,
         }
     }
 
@@ -293,6 +302,14 @@ impl Session {
         }
     }
 
+    /// [`Op::Clear`]: empties idle agent `id`'s history (a running turn owns it: nothing then).
+    fn clear(&mut self, id: &AgentId) {
+        match self.slots.get_mut(id).and_then(|slot| slot.agent.as_mut()) {
+            Some(idle) => idle.clear_history(),
+            None => tracing::warn!("{id} is running a turn or gone; nothing cleared"),
+        }
+    }
+
     /// Takes agent `id` out of the session (`None` while a turn owns it, or if there is none).
     pub fn remove(&mut self, id: &AgentId) -> Option<Agent> {
         self.slots.get_mut(id).and_then(|slot| slot.agent.take())
@@ -301,6 +318,12 @@ impl Session {
     /// Agent `id`, when it is not running a turn.
     pub fn agent(&self, id: &AgentId) -> Option<&Agent> {
         self.slots.get(id).and_then(|slot| slot.agent.as_ref())
+    }
+
+    /// What the session's end closed and what failed to close (chapter 20); `None` until
+    /// [`run`](Self::run) has returned.
+    pub fn close_report(&self) -> Option<&CloseReport> {
+        self.close_report.as_ref()
     }
 
     /// The ids of the agents, in order.

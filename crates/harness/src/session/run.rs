@@ -9,7 +9,7 @@ use agent_core::{
     AgentEvent, AgentId, AgentInbox, Cancellation, InboxItem, InboxKind, RunError, Sender, TurnId,
 };
 use agent_cron::Scheduler;
-use agent_jobs::{JobManager, KillReason};
+use agent_jobs::JobManager;
 use agent_workspace::Sleep;
 use tokio::task::JoinSet;
 
@@ -332,6 +332,10 @@ impl Session {
                 }
                 Next::Go
             }
+            Op::Clear(agent) => {
+                self.clear(&agent);
+                Next::Go
+            }
             Op::Shutdown(reason) => Next::End(reason),
         }
     }
@@ -479,16 +483,17 @@ impl Session {
             for (id, _) in running.iter().filter(|(_, turn)| turn.delivered) {
                 source.abandoned(id);
             }
-            source.ended();
         }
         watchers.abort_all();
-        for jobs in &parts.jobs {
-            jobs.kill_all(KillReason::SessionEnded);
-        }
-        // Every MCP server's whole tree ends before the session says it ended.
-        for hub in &parts.mcp {
-            hub.close().await;
-        }
+        // Nothing runs a turn now: the resources close in reverse dependency order, every
+        // MCP server's whole tree and every job's ended before the session says it ended.
+        let report = super::close::close(super::close::Resources {
+            mcp: &parts.mcp,
+            source: self.source.as_ref(),
+            jobs: &parts.jobs,
+        })
+        .await;
+        self.close_report = Some(report);
         self.outbox
             .session_event(SessionEvent::Ended(reason.clone()));
         reason

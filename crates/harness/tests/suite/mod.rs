@@ -1,6 +1,7 @@
 //! Shared helpers: a scripted agent of the session, a clock that follows tokio's.
 
 mod approvals;
+mod history_log;
 mod session;
 mod team;
 mod team_close;

@@ -96,7 +96,8 @@ async fn a_script_step_can_carry_a_finish_reason() {
     );
 }
 
-/// A long `--script` session must not keep every request: 229 MiB at 1000 rounds (issue 16).
+/// A long `--script` session must not keep every request: 229 MiB at 1000 rounds, measured
+/// before it was fixed.
 /// Recording is asked for; without it the model keeps nothing and still counts requests.
 #[tokio::test]
 async fn requests_are_kept_only_when_recording_is_asked_for() {
