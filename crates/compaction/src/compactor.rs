@@ -21,14 +21,14 @@ use agent_core::fragment::Template;
 use agent_core::seams::ProcessError;
 use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
 use agent_core::{
-    AgentEvent, CompactionKind, Events, FragmentKind, HistoryProcessor, Message, ModelClient,
+    AgentEvent, CompactionKind, Draft, Events, FragmentKind, HistoryProcessor, Message, ModelClient,
 };
 use agent_workspace::Workspace;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
-use crate::groups::{groups, is_tool_round, message_bytes};
+use crate::groups::{Grouped, is_tool_round, message_bytes};
 use crate::transcript::{TranscriptError, TranscriptLog};
 
 const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
@@ -102,6 +102,11 @@ pub fn snip(groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
 fn snip_marker<M: std::borrow::Borrow<Message>>(dropped: &[Vec<M>]) -> Message {
     let messages: usize = dropped.iter().map(Vec::len).sum();
     let rounds = dropped.iter().filter(|g| is_tool_round(g)).count();
+    marker(messages, rounds)
+}
+
+/// The line standing for `messages` left out, `rounds` of them tool rounds.
+fn marker(messages: usize, rounds: usize) -> Message {
     SNIP_MARKER
         .fill()
         .inline("messages", messages)
@@ -159,19 +164,23 @@ struct Shaped {
     bytes: usize,
 }
 
-/// `head`, then `tail` snipped to its newest `keep` groups (a marker stands for the rest), with
-/// tool results outside the newest `micro_keep` parts stubbed. Only what is sent is copied, and
-/// an old result only as its stub: the cost follows the window, not the history.
-fn assemble(
-    head: Vec<Part<'_>>,
-    tail: &[Vec<Arc<Message>>],
+/// `head`, then the groups from `from` on (the tail) snipped to the newest `keep` (a marker
+/// stands for the rest), with tool results outside the newest `micro_keep` parts stubbed. Only
+/// what is sent is copied, and an old result only as its stub: the cost follows the window,
+/// not the history.
+fn assemble<'g>(
+    head: Vec<Part<'g>>,
+    grouped: &'g Grouped,
+    from: usize,
     keep: usize,
     micro_keep: usize,
 ) -> Shaped {
+    let tail = &grouped.groups()[from..];
     let mut parts = head;
     let start = tail.len().saturating_sub(keep);
     if start > 0 {
-        parts.push(Part::Made(Arc::new(snip_marker(&tail[..start]))));
+        let (messages, rounds) = grouped.counts(from..from + start);
+        parts.push(Part::Made(Arc::new(marker(messages, rounds))));
     }
     parts.extend(tail[start..].iter().map(|g| Part::Group(g)));
     let old = parts.len().saturating_sub(micro_keep);
@@ -261,6 +270,8 @@ pub struct Compactor {
     model: Arc<dyn ModelClient>,
     workspace: Workspace,
     config: CompactionConfig,
+    /// The history's groups as of the previous request (locked before `state`).
+    grouped: Mutex<Grouped>,
     state: Mutex<State>,
     summaries: AtomicUsize,
     events: Events,
@@ -286,6 +297,7 @@ impl Compactor {
             model,
             workspace,
             config,
+            grouped: Mutex::default(),
             state: Mutex::new(State {
                 summary: None,
                 since_call: None,
@@ -318,11 +330,15 @@ impl Compactor {
     }
 
     /// The request with `cached`'s summary in place of the groups it covers.
-    fn with_summary(&self, groups: &[Vec<Arc<Message>>], cached: &Cached, total: usize) -> Shaped {
-        let head = vec![Part::Group(&groups[0]), Part::Made(cached.message.clone())];
+    fn with_summary(&self, grouped: &Grouped, cached: &Cached, total: usize) -> Shaped {
+        let head = vec![
+            Part::Group(&grouped.groups()[0]),
+            Part::Made(cached.message.clone()),
+        ];
         let shaped = assemble(
             head,
-            &groups[cached.cut..],
+            grouped,
+            cached.cut,
             self.config.keep_groups,
             self.config.micro_keep_groups,
         );
@@ -407,17 +423,33 @@ impl HistoryProcessor for Compactor {
         &self,
         messages: Vec<Arc<Message>>,
     ) -> Result<Vec<Arc<Message>>, ProcessError> {
-        // Grouped as handed over: the history's messages are shared, never copied; only what
-        // is sent is assembled (`assemble`), and an old result only as its stub.
-        let total = messages.len();
-        let groups = groups(messages);
+        Ok(self.shape(Draft::owned(messages)).await?.into_vec())
+    }
+
+    async fn shape<'a>(&self, draft: Draft<'a>) -> Result<Draft<'a>, ProcessError> {
+        // The history's groups are kept from the request before (see `Grouped`): only what
+        // was stored since is grouped, and this request's added messages, taken off again.
+        let mut grouped = self.grouped.lock().await;
+        let mark = grouped.take(&draft);
+        let sent = self.compact(&grouped, draft.len()).await;
+        grouped.back_to(mark);
+        Ok(Draft::owned(sent))
+    }
+}
+
+impl Compactor {
+    /// The messages to send for `grouped`, `total` messages. Only what is sent is assembled
+    /// (`assemble`), the history's messages shared, an old result only as its stub.
+    async fn compact(&self, grouped: &Grouped, total: usize) -> Vec<Arc<Message>> {
+        let groups = grouped.groups();
         let Some(first) = groups.first() else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
         let config = &self.config;
         let plain = assemble(
             vec![Part::Group(first)],
-            &groups[1..],
+            grouped,
+            1,
             config.keep_groups,
             config.micro_keep_groups,
         );
@@ -425,7 +457,7 @@ impl HistoryProcessor for Compactor {
         self.compacted(CompactionKind::Micro, plain.raw_bytes, plain.bytes);
         let keep = config.summary_keep_groups;
         if plain.bytes <= config.byte_budget || plain.parts <= keep + 1 {
-            return Ok(plain.messages);
+            return plain.messages;
         }
         let mut guard = self.state.lock().await;
         let state = &mut *guard;
@@ -433,14 +465,14 @@ impl HistoryProcessor for Compactor {
             .since_call
             .is_none_or(|n| n >= config.summary_every_requests);
         state.since_call = state.since_call.map(|n| n.saturating_add(1));
-        let cached = state.summary.as_ref().filter(|c| c.covers(&groups));
+        let cached = state.summary.as_ref().filter(|c| c.covers(groups));
         let cut = groups.len() - keep;
         // Before the next call is due, or with nothing new to summarize, the previous summary
         // stands. Should the request still be over budget (the groups after the cut are too
         // large by themselves), it goes out as it is: a new summary could not shrink the
         // newest groups either, and a server's hard limit is met by the overflow retry.
         if let Some(c) = cached.filter(|c| !due || c.cut >= cut) {
-            let shaped = self.with_summary(&groups, c, total);
+            let shaped = self.with_summary(grouped, c, total);
             if shaped.bytes > config.byte_budget {
                 tracing::warn!(
                     bytes = shaped.bytes,
@@ -448,27 +480,27 @@ impl HistoryProcessor for Compactor {
                     "over the byte budget with the previous summary"
                 );
             }
-            return Ok(shaped.messages);
+            return shaped.messages;
         }
         // A summary call failed or the history is new, and the next call is not due yet.
         if !due {
-            return Ok(plain.messages);
+            return plain.messages;
         }
         let window = groups.len().saturating_sub(config.keep_groups).max(1);
         let from = cached.map_or(window, |c| c.cut.max(window));
         if from >= cut {
-            return Ok(plain.messages);
+            return plain.messages;
         }
         state.since_call = Some(1);
         let previous = cached.map(|c| &c.summary);
         match self
-            .summarize(&mut state.transcript, &groups, previous, (from, cut))
+            .summarize(&mut state.transcript, groups, previous, (from, cut))
             .await
         {
             Ok(made) => {
-                let shaped = self.with_summary(&groups, &made, total);
+                let shaped = self.with_summary(grouped, &made, total);
                 state.summary = Some(made);
-                Ok(shaped.messages)
+                shaped.messages
             }
             Err(err) => {
                 // A failed summary must not break the answer: send the snipped request.
@@ -476,7 +508,7 @@ impl HistoryProcessor for Compactor {
                     "compaction summary failed: {}",
                     agent_core::error_chain(&err)
                 );
-                Ok(plain.messages)
+                plain.messages
             }
         }
     }

@@ -5,6 +5,7 @@
 //! - [`tool`], [`schema`], [`registry`]: tool specs, strict argument checking, the registry.
 //! - [`pairing`]: the "every call gets exactly one result" invariant.
 //! - [`runner`]: [`AgentRunner`], the loop; [`seams`]: where later chapters plug in;
+//!   [`draft`]: the messages a request's processors shape, the stored history borrowed;
 //!   [`event`]: what a run tells whoever watches it ([`AgentEvent`], [`EventSink`]).
 //! - [`cancel`]: stopping a turn cleanly (Ctrl-C, chapter 11).
 //! - [`verdict`]: the words permission decisions are made of (merged by `agent-policy`).
@@ -18,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod cancel;
+pub mod draft;
 pub mod error;
 pub mod event;
 /// Model-visible fragments: the protocol crate's, re-exported.
@@ -41,6 +43,7 @@ pub use agent_protocol::{
     Sender, TurnId,
 };
 pub use cancel::Cancellation;
+pub use draft::{Draft, HistoryTracker, Lineage};
 pub use error::error_chain;
 pub use event::{
     AgentEvent, CacheUse, CollectingSink, CompactionKind, EventSink, Events, NoEvents, PlanStep,

@@ -187,7 +187,7 @@ impl PairingMemo {
 }
 
 /// Every tool-call id `history` uses, calls and results alike, borrowed.
-fn history_ids<M>(history: &[M]) -> impl Iterator<Item = &str>
+pub(crate) fn history_ids<M>(history: &[M]) -> impl Iterator<Item = &str>
 where
     M: AsRef<Message>,
 {

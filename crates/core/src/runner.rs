@@ -6,11 +6,12 @@
 //!                        └──────── tool results appended ◀──────────┘
 //! ```
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tracing::{debug, info, warn};
 
 use crate::cancel::{Cancellation, cancelled_failure};
+use crate::draft::Drafted;
 use crate::event::{AgentEvent, EventSink, NoEvents};
 use crate::message::{Message, ToolCall};
 use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
@@ -22,6 +23,9 @@ use crate::seams::{
     SystemPromptProvider, TurnHooks,
 };
 use crate::tool::{FailureCode, ToolFailure};
+
+mod memo;
+use memo::HistoryMemo;
 
 /// The default bound on model requests per user turn.
 pub const DEFAULT_MAX_TURNS: usize = 30;
@@ -144,7 +148,16 @@ pub struct AgentRunner {
     final_answer: bool,
     /// Where the previous request's pairing check ended, so the next one checks only what is
     /// new (the check runs on every request; a long session would hash every call id again).
-    pairing: std::sync::Mutex<PairingMemo>,
+    pairing: Mutex<PairingMemo>,
+    /// The lineage of the stored history each request is built from, and the call ids it
+    /// uses: a round reads what is new, not the whole session.
+    history: Mutex<HistoryMemo>,
+}
+
+/// A request, and the draft of the history it was built from.
+struct Built {
+    request: ModelRequest,
+    drafted: Option<Drafted>,
 }
 
 impl std::fmt::Debug for AgentRunner {
@@ -257,7 +270,8 @@ impl AgentRunner {
                 events: Arc::new(NoEvents),
                 max_turns: DEFAULT_MAX_TURNS,
                 final_answer: false,
-                pairing: std::sync::Mutex::default(),
+                pairing: Mutex::default(),
+                history: Mutex::default(),
             },
         }
     }
@@ -283,8 +297,9 @@ impl AgentRunner {
         &self,
         history: &[Arc<Message>],
     ) -> Result<ModelRequest, RunError> {
-        self.build_request(history, Shaping::Normal, Offer::Tools)
+        self.build_request(history, Shaping::Normal, Offer::Tools, None)
             .await
+            .map(|built| built.request)
     }
 
     async fn build_request(
@@ -292,18 +307,25 @@ impl AgentRunner {
         history: &[Arc<Message>],
         shaping: Shaping,
         offer: Offer,
-    ) -> Result<ModelRequest, RunError> {
-        // Shares the stored messages: one pointer each, never a copy of their text. Room for
-        // the system prompt and a reminder or note, so adding them does not reallocate.
-        let mut messages = Vec::with_capacity(history.len() + 3);
-        messages.extend(history.iter().cloned());
+        since: Option<Drafted>,
+    ) -> Result<Built, RunError> {
+        // The stored history is borrowed by the processors, not copied: a pointer is taken
+        // only to what the request finally sends.
+        let mut draft = {
+            let mut memo = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+            let memo = &mut *memo;
+            let draft = memo.tracker.draft_appended(history, since);
+            memo.ids.update(draft.lineage(), history);
+            draft
+        };
+        let drafted = draft.drafted();
         let overflow = self
             .overflow
             .iter()
             .filter(|_| shaping == Shaping::AfterOverflow);
         for processor in self.processors.iter().chain(overflow) {
-            messages = processor
-                .process(messages)
+            draft = processor
+                .shape(draft)
                 .await
                 .map_err(|error| RunError::Processor {
                     name: processor.name(),
@@ -320,24 +342,57 @@ impl AgentRunner {
         if system.trim().is_empty() {
             return Err(RunError::EmptySystemPrompt);
         }
-        messages.insert(0, Arc::new(Message::system(system)));
+        // Room for a note, so adding it does not reallocate.
+        let mut messages = Vec::with_capacity(draft.len() + 2);
+        messages.push(Arc::new(Message::system(system)));
+        messages.extend(draft.iter().cloned());
         self.pairing
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .check(&messages)
             .map_err(RunError::Pairing)?;
-        if offer == Offer::FinalAnswerOnly {
+        let request = if offer == Offer::FinalAnswerOnly {
             messages.push(Arc::new(Message::system(FINAL_ANSWER_NOTE)));
-            return Ok(ModelRequest {
+            ModelRequest {
                 messages,
                 ..ModelRequest::default()
-            });
+            }
+        } else {
+            ModelRequest {
+                messages,
+                tools: self.tools.specs(),
+                max_tokens: None,
+            }
+        };
+        Ok(Built { request, drafted })
+    }
+
+    /// [`assign_unique_ids`] for a reply to a request built from `history` (as `drafted`):
+    /// the usual reply, whose ids are new, is told so by the runner's set of the history's
+    /// ids; anything else goes through the whole check.
+    fn unique_ids(
+        &self,
+        history: &[Arc<Message>],
+        drafted: Option<Drafted>,
+        calls: &mut [ToolCall],
+    ) -> Vec<(String, String)> {
+        if calls.is_empty() {
+            return Vec::new();
         }
-        Ok(ModelRequest {
-            messages,
-            tools: self.tools.specs(),
-            max_tokens: None,
-        })
+        let fresh = {
+            let memo = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+            memo.ids
+                .covers(drafted.map(Drafted::lineage), history.len())
+                && calls.iter().enumerate().all(|(i, call)| {
+                    !call.id.is_empty()
+                        && calls[..i].iter().all(|earlier| earlier.id != call.id)
+                        && !memo.ids.may_contain(&call.id)
+                })
+        };
+        if fresh {
+            return Vec::new();
+        }
+        assign_unique_ids(history, calls)
     }
 
     /// Runs one user turn: appends the prompt to `history`, loops until the model answers
@@ -372,6 +427,8 @@ impl AgentRunner {
 
         let mut requests = 0;
         let mut tool_calls = 0;
+        // The draft of the turn's previous request (see `request`).
+        let mut prior = None;
         let mut stop_forced = false;
         loop {
             if requests == self.max_turns {
@@ -389,7 +446,10 @@ impl AgentRunner {
                     history.push(Arc::new(Message::user(bodies.join("\n"))));
                 }
             }
-            let Some(reply) = cancel.run(self.request(history, requests)).await else {
+            let Some(reply) = cancel
+                .run(self.request(history, requests, &mut prior))
+                .await
+            else {
                 info!(
                     requests,
                     tool_calls, "turn cancelled during a model request"
@@ -399,7 +459,7 @@ impl AgentRunner {
             let mut reply = reply?;
             requests += 1;
             // Before anything runs or is stored: every call must be answerable exactly once.
-            for (old, new) in assign_unique_ids(history, &mut reply.tool_calls) {
+            for (old, new) in self.unique_ids(history, prior, &mut reply.tool_calls) {
                 warn!(old = %old.escape_debug(), %new, "the model sent an empty or reused tool-call id; renamed it");
             }
             self.events.emit(&AgentEvent::ReplyReceived(reply.clone()));
@@ -447,6 +507,7 @@ impl AgentRunner {
         &self,
         history: &[Arc<Message>],
         index: usize,
+        drafted: &mut Option<Drafted>,
     ) -> Result<ModelReply, RunError> {
         let offer = if self.final_answer && index + 1 == self.max_turns {
             Offer::FinalAnswerOnly
@@ -454,7 +515,14 @@ impl AgentRunner {
             Offer::Tools
         };
         // Shared with the event: a watcher that keeps it holds the same request, not a copy.
-        let request = Arc::new(self.build_request(history, Shaping::Normal, offer).await?);
+        // The turn holds the history and only appends to it, so the draft of its previous
+        // request tells the next one what it need not compare again.
+        let built = self
+            .build_request(history, Shaping::Normal, offer, *drafted)
+            .await?;
+        *drafted = built.drafted;
+        let request = built.request;
+        let request = Arc::new(request);
         self.events.emit(&AgentEvent::RequestSent {
             index,
             request: request.clone(),
@@ -468,10 +536,11 @@ impl AgentRunner {
         match self.ask(&request).await {
             Err(ModelError::PromptTooLong { message }) if self.overflow.is_some() => {
                 info!(%message, "prompt too long: compacting once and retrying");
-                let smaller = Arc::new(
-                    self.build_request(history, Shaping::AfterOverflow, offer)
-                        .await?,
-                );
+                let built = self
+                    .build_request(history, Shaping::AfterOverflow, offer, *drafted)
+                    .await?;
+                *drafted = built.drafted;
+                let smaller = Arc::new(built.request);
                 self.events.emit(&AgentEvent::RequestSent {
                     index,
                     request: smaller.clone(),

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agent_protocol::{InboxItem, InboxKind, Sender};
 use async_trait::async_trait;
 
+use crate::draft::Draft;
 use crate::message::{Message, ToolCall};
 use crate::tool::{PreparedCall, ToolFailure};
 use crate::verdict::Verdict;
@@ -140,6 +141,15 @@ pub trait HistoryProcessor: Send + Sync {
     /// The messages to send for this request.
     async fn process(&self, messages: Vec<Arc<Message>>)
     -> Result<Vec<Arc<Message>>, ProcessError>;
+
+    /// [`process`](Self::process) on a [`Draft`], which is what the runner calls. The stored
+    /// history comes borrowed, with its [`Lineage`](crate::Lineage): a processor that
+    /// overrides this reads it without taking a pointer to every message, and can keep what it
+    /// derived from it for the next request of the same lineage, so its cost follows what is
+    /// new instead of the whole session. By default, the draft as a vector through `process`.
+    async fn shape<'a>(&self, draft: Draft<'a>) -> Result<Draft<'a>, ProcessError> {
+        Ok(Draft::owned(self.process(draft.into_vec()).await?))
+    }
 }
 
 /// What a PreToolUse hook decided.

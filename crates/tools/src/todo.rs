@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_core::fragment::{FragmentKind, Template};
 use agent_core::{
-    AgentEvent, CallSummary, Events, FailureCode, HistoryProcessor, Message, PlanStep,
-    PreparedCall, StepStatus, ToolEffect, ToolFailure, ToolHandler, ToolSpec, schema,
+    AgentEvent, CallSummary, Draft, Events, FailureCode, HistoryProcessor, Lineage, Message,
+    PlanStep, PreparedCall, StepStatus, ToolEffect, ToolFailure, ToolHandler, ToolSpec, schema,
     seams::ProcessError,
 };
 use async_trait::async_trait;
@@ -170,7 +170,43 @@ impl ToolHandler for TodoWrite {
 pub struct TodoReminder {
     /// The round count at which the last reminder was sent.
     reminded_at: Mutex<usize>,
+    /// The rounds of the stored history as far as the last request read it: the next request
+    /// of the same lineage reads only what was added (a round costs the same all session).
+    counted: Mutex<Counted>,
     events: Events,
+}
+
+/// [`Rounds`] of the first `len` stored messages of a lineage.
+#[derive(Debug, Default, Clone, Copy)]
+struct Counted {
+    lineage: Option<Lineage>,
+    len: usize,
+    rounds: Rounds,
+}
+
+/// The tool rounds read so far, and the round of the latest `todo_write`.
+#[derive(Debug, Default, Clone, Copy)]
+struct Rounds {
+    rounds: usize,
+    last_update: usize,
+}
+
+impl Rounds {
+    /// These counts after `messages` too.
+    fn read<'m>(mut self, messages: impl IntoIterator<Item = &'m Arc<Message>>) -> Self {
+        for message in messages {
+            if let Message::Assistant { tool_calls, .. } = message.as_ref() {
+                if tool_calls.is_empty() {
+                    continue;
+                }
+                self.rounds += 1;
+                if tool_calls.iter().any(|c| c.name == TodoWrite::NAME) {
+                    self.last_update = self.rounds;
+                }
+            }
+        }
+        self
+    }
 }
 
 impl TodoReminder {
@@ -178,6 +214,7 @@ impl TodoReminder {
     pub fn new(events: Events) -> Self {
         Self {
             reminded_at: Mutex::default(),
+            counted: Mutex::default(),
             events,
         }
     }
@@ -191,32 +228,99 @@ impl HistoryProcessor for TodoReminder {
 
     async fn process(
         &self,
-        mut messages: Vec<Arc<Message>>,
+        messages: Vec<Arc<Message>>,
     ) -> Result<Vec<Arc<Message>>, ProcessError> {
-        let mut rounds: usize = 0;
-        let mut last_update = 0;
-        for message in &messages {
-            if let Message::Assistant { tool_calls, .. } = message.as_ref() {
-                if tool_calls.is_empty() {
-                    continue;
-                }
-                rounds += 1;
-                if tool_calls.iter().any(|c| c.name == TodoWrite::NAME) {
-                    last_update = rounds;
-                }
-            }
-        }
+        Ok(self.shape(Draft::owned(messages)).await?.into_vec())
+    }
+
+    async fn shape<'a>(&self, mut draft: Draft<'a>) -> Result<Draft<'a>, ProcessError> {
+        let stored = draft.stored();
+        let Rounds {
+            rounds,
+            last_update,
+        } = {
+            let mut counted = self.counted.lock().unwrap_or_else(PoisonError::into_inner);
+            let lineage = draft.lineage();
+            let resumed =
+                lineage.is_some() && counted.lineage == lineage && counted.len <= stored.len();
+            let (from, before) = if resumed {
+                (counted.len, counted.rounds)
+            } else {
+                (0, Rounds::default())
+            };
+            let rounds = before.read(&stored[from..]);
+            *counted = Counted {
+                lineage,
+                len: stored.len(),
+                rounds,
+            };
+            rounds.read(draft.added())
+        };
         let mut reminded_at = self
             .reminded_at
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if rounds.saturating_sub(last_update.max(*reminded_at)) >= REMINDER_AFTER_ROUNDS {
             *reminded_at = rounds;
-            messages.push(Arc::new(REMINDER.fill().render().into_message()));
+            draft.push(Arc::new(REMINDER.fill().render().into_message()));
             self.events.emit(AgentEvent::ReminderInjected {
                 reminder: "plan".into(),
             });
         }
-        Ok(messages)
+        Ok(draft)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_core::{HistoryTracker, ToolCall};
+
+    use super::*;
+
+    fn call(i: usize, tool: &str) -> Arc<Message> {
+        Arc::new(Message::Assistant {
+            content: None,
+            tool_calls: vec![ToolCall {
+                id: format!("c{i}"),
+                name: tool.into(),
+                arguments: "{}".into(),
+            }],
+        })
+    }
+
+    /// Counting on from the previous request of the lineage reminds exactly when counting the
+    /// whole history every time does: through plan updates, a rewrite (a new lineage) and
+    /// messages an earlier processor added.
+    #[tokio::test]
+    async fn resumed_counts_remind_when_whole_counts_do() {
+        let (resumed, whole) = (TodoReminder::default(), TodoReminder::default());
+        let reminder = REMINDER.fill().render().into_message();
+        let mut tracker = HistoryTracker::default();
+        let mut history = vec![Arc::new(Message::user("task"))];
+        let mut reminded = Vec::new();
+        for i in 0..24 {
+            let tool = if i % 7 == 6 {
+                TodoWrite::NAME
+            } else {
+                "read_file"
+            };
+            history.push(call(i, tool));
+            history.push(Arc::new(Message::tool_result(format!("c{i}"), "ok")));
+            if i == 15 {
+                history.drain(1..5);
+            }
+            let mut draft = tracker.draft(&history);
+            let mut plain = history.clone();
+            if i % 5 == 0 {
+                draft.push(Arc::new(Message::user("added")));
+                plain.push(Arc::new(Message::user("added")));
+            }
+            let sent = resumed.shape(draft).await.unwrap().into_vec();
+            assert_eq!(sent, whole.process(plain).await.unwrap(), "request {i}");
+            if sent.last().map(|m| &**m) == Some(&reminder) {
+                reminded.push(i);
+            }
+        }
+        assert_eq!(reminded, [2, 5, 9, 12, 17, 23]);
     }
 }

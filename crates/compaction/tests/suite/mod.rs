@@ -1,4 +1,5 @@
 mod cadence;
 mod fragments;
+mod resumed;
 mod shaping;
 mod summary;
