@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tracing::{debug, info, warn};
 
-use crate::cancel::{Cancellation, cancelled_failure};
+use crate::cancel::Cancellation;
 use crate::draft::Drafted;
 use crate::event::{AgentEvent, EventSink, NoEvents};
 use crate::message::{Message, ToolCall};
@@ -18,13 +18,15 @@ use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
 use crate::pairing::{PairingError, PairingMemo, assign_unique_ids};
 use crate::registry::ToolRegistry;
 use crate::seams::{
-    AllowAll, GateDecision, HistoryProcessor, HookStop, Inbox, NoHooks, PermissionGate,
-    PostToolVerdict, PreToolVerdict, ProcessError, PromptBlocked, PromptError, ResultShaper,
-    SystemPromptProvider, TurnHooks,
+    AllowAll, HistoryProcessor, HookStop, Inbox, NoHooks, PermissionGate, ProcessError,
+    PromptBlocked, PromptError, ResultShaper, SystemPromptProvider, TurnHooks,
 };
-use crate::tool::{FailureCode, ToolFailure};
 
+mod builder;
 mod memo;
+mod tools;
+
+pub use builder::AgentRunnerBuilder;
 use memo::HistoryMemo;
 
 /// The default bound on model requests per user turn.
@@ -170,82 +172,6 @@ impl std::fmt::Debug for AgentRunner {
             )
             .field("max_turns", &self.max_turns)
             .finish_non_exhaustive()
-    }
-}
-
-/// Builds an [`AgentRunner`]; only the model, tools and prompt are required.
-pub struct AgentRunnerBuilder {
-    runner: AgentRunner,
-}
-
-impl std::fmt::Debug for AgentRunnerBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.runner.fmt(f)
-    }
-}
-
-impl AgentRunnerBuilder {
-    /// The bound on model requests per user turn (at least 1).
-    pub fn max_turns(mut self, max_turns: usize) -> Self {
-        self.runner.max_turns = max_turns.max(1);
-        self
-    }
-
-    /// Off by default. When on, the last request the turn limit allows is sent without tools
-    /// and with [`FINAL_ANSWER_NOTE`], so the model must answer in text instead of the run
-    /// ending in [`RunError::TurnLimit`]. Useful with small models that never stop calling
-    /// tools on their own.
-    pub fn final_answer(mut self, on: bool) -> Self {
-        self.runner.final_answer = on;
-        self
-    }
-
-    /// The permission gate (chapter 3); every call runs without one.
-    pub fn gate(mut self, gate: Arc<dyn PermissionGate>) -> Self {
-        self.runner.gate = gate;
-        self
-    }
-
-    /// The lifecycle hooks (chapter 4); none by default.
-    pub fn hooks(mut self, hooks: Arc<dyn TurnHooks>) -> Self {
-        self.runner.hooks = hooks;
-        self
-    }
-
-    /// Appends a processor; processors run in the order they were added.
-    pub fn processor(mut self, processor: Arc<dyn HistoryProcessor>) -> Self {
-        self.runner.processors.push(processor);
-        self
-    }
-
-    /// The processor that shrinks a request once when the model reports "prompt too long";
-    /// the request is then retried once.
-    pub fn overflow(mut self, processor: Arc<dyn HistoryProcessor>) -> Self {
-        self.runner.overflow = Some(processor);
-        self
-    }
-
-    /// Shapes each batch of tool results before it is stored.
-    pub fn shaper(mut self, shaper: Arc<dyn ResultShaper>) -> Self {
-        self.runner.shaper = Some(shaper);
-        self
-    }
-
-    /// Where items from outside the loop come from (chapter 13's job notices).
-    pub fn inbox(mut self, inbox: Arc<dyn Inbox>) -> Self {
-        self.runner.inbox = Some(inbox);
-        self
-    }
-
-    /// Where the loop's events go (requests, replies, tool calls and results).
-    pub fn events(mut self, events: Arc<dyn EventSink>) -> Self {
-        self.runner.events = events;
-        self
-    }
-
-    /// The runner.
-    pub fn build(self) -> AgentRunner {
-        self.runner
     }
 }
 
@@ -549,91 +475,6 @@ impl AgentRunner {
             }
             other => Ok(other?),
         }
-    }
-
-    /// Answers every call of one reply, in order. Returns the stop when a hook ended the run;
-    /// later calls of the batch are still answered so the history stays paired. Once `cancel`
-    /// fires, the running call is dropped and it and the rest are answered `Error [cancelled]`.
-    async fn run_tool_batch(
-        &self,
-        history: &mut Vec<Arc<Message>>,
-        calls: &[ToolCall],
-        cancel: &Cancellation,
-    ) -> Option<HookStop> {
-        let mut stopped: Option<HookStop> = None;
-        let mut batch: Vec<(ToolCall, String)> = Vec::with_capacity(calls.len());
-        for call in calls {
-            self.events.emit(&AgentEvent::ToolStarted(call.clone()));
-            let result = if stopped.is_some() {
-                Err(ToolFailure::new(
-                    FailureCode::HookStoppedContinuation,
-                    "a hook stopped the run before this call ran",
-                ))
-            } else {
-                match cancel.run(self.run_one(call)).await {
-                    Some(PostToolVerdict { output, stop }) => {
-                        stopped = stop;
-                        output
-                    }
-                    None => Err(cancelled_failure()),
-                }
-            };
-            self.events.emit(&AgentEvent::ToolFinished {
-                call: call.clone(),
-                result: result.clone(),
-            });
-            let content = match result {
-                Ok(text) => text,
-                Err(failure) => failure.to_string(),
-            };
-            batch.push((call.clone(), content));
-        }
-        if let Some(shaper) = &self.shaper {
-            shaper.shape(&mut batch).await;
-        }
-        history.extend(
-            batch
-                .into_iter()
-                .map(|(call, content)| Arc::new(Message::tool_result(call.id, content))),
-        );
-        stopped
-    }
-
-    /// Runs one call through the hooks, the gate and its handler. Failures before the handler
-    /// never stop the run: only a PostToolUse hook can.
-    async fn run_one(&self, call: &ToolCall) -> PostToolVerdict {
-        let failed = |failure| PostToolVerdict::proceed(Err(failure));
-        let prepared = match self.tools.prepare(call) {
-            Ok(prepared) => prepared,
-            Err(failure) => return failed(failure),
-        };
-        let (prepared, hints) = match self.hooks.pre_tool_use(prepared).await {
-            PreToolVerdict::Continue {
-                call: rewritten,
-                hints,
-            } => {
-                // A hook may rewrite the input, never the identity of the call.
-                if rewritten.call_id != call.id || rewritten.name != call.name {
-                    let failure = ToolFailure::new(
-                        FailureCode::InvalidArguments,
-                        "a PreToolUse hook changed the call id or tool name",
-                    );
-                    return failed(failure);
-                }
-                match self.tools.revalidate(&rewritten) {
-                    Ok(valid) => (valid, hints),
-                    Err(failure) => return failed(failure),
-                }
-            }
-            PreToolVerdict::Block(failure) => return failed(failure),
-        };
-        let output = match self.gate.check(&prepared, &hints).await {
-            GateDecision::Allow => self.tools.execute(&prepared).await,
-            GateDecision::Deny { reason } => {
-                Err(ToolFailure::new(FailureCode::PermissionDenied, reason))
-            }
-        };
-        self.hooks.post_tool_use(&prepared, output).await
     }
 }
 
