@@ -56,7 +56,7 @@ pub use model::{
 };
 pub use pairing::{PairingError, assign_unique_ids, validate_pairing};
 pub use registry::{RegistryError, RegistryStamp, ToolRegistry, ToolRegistryBuilder};
-pub use runner::{AgentRunner, AgentRunnerBuilder, RunError, TurnOutcome};
+pub use runner::{AgentRunner, AgentRunnerBuilder, FinalAnswer, RunError, TurnOutcome};
 pub use seams::{
     AgentInbox, FixedPrompt, GateDecision, HistoryProcessor, HookStop, INBOX_CAPACITY, Inbox,
     InboxFull, PermissionGate, ProcessError, PromptBlocked, PromptError, SeamError,

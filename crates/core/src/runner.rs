@@ -40,7 +40,18 @@ pub const FINAL_ANSWER_NOTE: &str = crate::fragment::Template::new(
 )
 .source();
 
-/// Why a run ended without an answer. Tool failures are not here: they go back to the model.
+/// Whether a turn's last allowed request asks for an answer in text (see
+/// [`AgentRunnerBuilder::final_answer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FinalAnswer {
+    /// The last request offers the tools like every other; a model still calling tools then
+    /// ends the run at the turn limit.
+    #[default]
+    Off,
+    /// The last request the limit allows is sent without tools, with [`FINAL_ANSWER_NOTE`].
+    OnLastRequest,
+}
+
 /// How a request's history is shaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shaping {
@@ -147,7 +158,7 @@ pub struct AgentRunner {
     inbox: Option<Arc<dyn Inbox>>,
     events: Arc<dyn EventSink>,
     max_turns: usize,
-    final_answer: bool,
+    final_answer: FinalAnswer,
     /// Where the previous request's pairing check ended, so the next one checks only what is
     /// new (the check runs on every request; a long session would hash every call id again).
     pairing: Mutex<PairingMemo>,
@@ -195,7 +206,7 @@ impl AgentRunner {
                 inbox: None,
                 events: Arc::new(NoEvents),
                 max_turns: DEFAULT_MAX_TURNS,
-                final_answer: false,
+                final_answer: FinalAnswer::Off,
                 pairing: Mutex::default(),
                 history: Mutex::default(),
             },
@@ -435,11 +446,12 @@ impl AgentRunner {
         index: usize,
         drafted: &mut Option<Drafted>,
     ) -> Result<ModelReply, RunError> {
-        let offer = if self.final_answer && index + 1 == self.max_turns {
-            Offer::FinalAnswerOnly
-        } else {
-            Offer::Tools
-        };
+        let offer =
+            if self.final_answer == FinalAnswer::OnLastRequest && index + 1 == self.max_turns {
+                Offer::FinalAnswerOnly
+            } else {
+                Offer::Tools
+            };
         // Shared with the event: a watcher that keeps it holds the same request, not a copy.
         // The turn holds the history and only appends to it, so the draft of its previous
         // request tells the next one what it need not compare again.

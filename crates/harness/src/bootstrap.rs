@@ -35,7 +35,7 @@ pub struct AgentDeps {
     /// The most model requests one turn may make.
     pub max_turns: usize,
     /// Make the last allowed request a tool-less "answer now" request.
-    pub final_answer: bool,
+    pub final_answer: agent_core::FinalAnswer,
     /// `bash`'s time limit and output cap (chapter 1).
     pub bash: BashConfig,
     /// Answers `ask` decisions (chapter 3). `None` denies every `ask`.
@@ -101,7 +101,7 @@ impl AgentDeps {
             events: Arc::new(NoEvents),
             id: AgentId::lead(),
             max_turns: agent_core::runner::DEFAULT_MAX_TURNS,
-            final_answer: false,
+            final_answer: agent_core::FinalAnswer::Off,
             bash: BashConfig::default(),
             approval: None,
             hooks: HookRegistry::new(),

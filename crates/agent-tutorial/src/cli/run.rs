@@ -219,7 +219,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     deps.max_tokens = args.max_tokens;
     deps.events = Arc::new(AuditedEvents::new(&workspace, session.sink(&lead)));
     deps.max_turns = args.max_turns;
-    deps.final_answer = args.final_answer;
+    deps.final_answer = if args.final_answer {
+        agent_core::FinalAnswer::OnLastRequest
+    } else {
+        agent_core::FinalAnswer::Off
+    };
     deps.history_log = kept
         .as_ref()
         .map(|kept| kept.recorder.clone() as Arc<dyn agent_harness::HistoryLog>);

@@ -50,7 +50,11 @@ pub(super) fn attach(
         deps.fallback = model.fallback();
         deps.max_tokens = args.max_tokens;
         deps.max_turns = args.max_turns;
-        deps.final_answer = args.final_answer;
+        deps.final_answer = if args.final_answer {
+            agent_core::FinalAnswer::OnLastRequest
+        } else {
+            agent_core::FinalAnswer::Off
+        };
         deps.events = Arc::new(AuditedEvents::new(&ws, joiner.sink(name)));
         let approval = match args.approve {
             ApproveMode::Prompt if terminal => joiner.approval(name),

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::AgentRunner;
+use super::{AgentRunner, FinalAnswer};
 #[cfg(doc)]
 use super::{FINAL_ANSWER_NOTE, RunError};
 use crate::event::EventSink;
@@ -26,12 +26,12 @@ impl AgentRunnerBuilder {
         self
     }
 
-    /// Off by default. When on, the last request the turn limit allows is sent without tools
-    /// and with [`FINAL_ANSWER_NOTE`], so the model must answer in text instead of the run
-    /// ending in [`RunError::TurnLimit`]. Useful with small models that never stop calling
-    /// tools on their own.
-    pub fn final_answer(mut self, on: bool) -> Self {
-        self.runner.final_answer = on;
+    /// [`FinalAnswer::Off`] by default. With [`FinalAnswer::OnLastRequest`], the last request
+    /// the turn limit allows is sent without tools and with [`FINAL_ANSWER_NOTE`], so the model
+    /// must answer in text instead of the run ending in [`RunError::TurnLimit`]. Useful with
+    /// small models that never stop calling tools on their own.
+    pub fn final_answer(mut self, final_answer: FinalAnswer) -> Self {
+        self.runner.final_answer = final_answer;
         self
     }
 

@@ -228,7 +228,7 @@ async fn final_answer_mode_sends_the_last_request_without_tools() {
     );
     let runner = AgentRunner::builder(model.clone(), echo_registry(), prompt())
         .max_turns(3)
-        .final_answer(true)
+        .final_answer(agent_core::FinalAnswer::OnLastRequest)
         .build();
     let outcome = runner.run_turn(&mut Vec::new(), "go").await.unwrap();
     assert_eq!(outcome.final_text, "Here is what I found.");

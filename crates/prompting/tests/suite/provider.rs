@@ -160,7 +160,7 @@ async fn a_request_that_offers_no_tools_says_none_in_its_tools_section() {
     );
     let runner = AgentRunner::builder(model.clone(), tools, Arc::new(prompt))
         .max_turns(1)
-        .final_answer(true)
+        .final_answer(agent_core::FinalAnswer::OnLastRequest)
         .build();
     runner.run_turn(&mut Vec::new(), "hi").await.unwrap();
     let request = &model.requests()[0];
