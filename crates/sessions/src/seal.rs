@@ -165,15 +165,7 @@ impl SealStore {
             .create(&self.dir)
             .map_err(self.error(&self.dir))?;
         let path = self.dir.join(format!("{id}.lock"));
-        let lock = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(self.error(&path))?;
+        let lock = agent_trust::open_private_lock(&path).map_err(self.error(&path))?;
         // SAFETY: `flock` on a descriptor this function owns for the whole call.
         let locked = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
         if locked {

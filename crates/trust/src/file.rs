@@ -1,5 +1,5 @@
-//! The one helper for files the CLI keeps outside any workspace (this store, the prompt
-//! history): no final symlink followed, no FIFO blocked on, bounded.
+//! The helpers for files the CLI keeps outside any workspace (this store, the prompt history,
+//! the session seals): no final symlink followed, no FIFO blocked on, bounded, private.
 
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
@@ -45,4 +45,18 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, StoreErr
         });
     }
     Ok(Some(bytes))
+}
+
+/// Opens (creating it 0600 if missing, never truncating) the lock file at `path` that a
+/// store outside any workspace holds `flock` on, without following a final symlink and closed
+/// on exec, so a command the agent starts never inherits the lock.
+pub fn open_private_lock(path: &Path) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
 }

@@ -21,6 +21,7 @@ mod file;
 mod store;
 
 pub use error::StoreError;
+pub use file::open_private_lock;
 pub use store::{TRUST_FILE_VERSION, TrustStore, WorkspaceEntry, read_bounded};
 
 use sha2::{Digest, Sha256};

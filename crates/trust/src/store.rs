@@ -249,15 +249,7 @@ impl TrustStore {
             path: lock_path.clone(),
             source,
         };
-        let lock = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&lock_path)
-            .map_err(lock_error)?;
+        let lock = crate::file::open_private_lock(&lock_path).map_err(lock_error)?;
         loop {
             // Released when `lock` is closed, also if this process dies.
             match flock_exclusive(lock.as_raw_fd()) {
