@@ -20,6 +20,22 @@ use serde_json::json;
 use crate::support::{call, tool_round, workspace};
 use crate::team_support::builder;
 
+/// The test server's tools as the lead is offered them, in the order it lists them.
+pub const SERVER_TOOLS: [&str; 12] = [
+    "mcp__srv__echo",
+    "mcp__srv__sleep",
+    "mcp__srv__fail",
+    "mcp__srv__refuse",
+    "mcp__srv__crash",
+    "mcp__srv__spawn_grandchild",
+    "mcp__srv__junk_stdout",
+    "mcp__srv__big",
+    "mcp__srv__pid",
+    "mcp__srv__cwd",
+    "mcp__srv__env",
+    "mcp__srv__switch_tools",
+];
+
 /// The test server (`crates/mcp/examples/mcp-test-server.rs`), built next to this package's
 /// binaries; built here once if `cargo test -p agent-mcp` has not built it yet.
 pub fn test_server() -> PathBuf {
@@ -160,23 +176,7 @@ async fn a_connected_servers_tools_join_the_next_request_and_leave_after_disconn
         .into_iter()
         .filter(|name| !before.contains(name))
         .collect();
-    assert_eq!(
-        mcp,
-        [
-            "mcp__srv__echo",
-            "mcp__srv__sleep",
-            "mcp__srv__fail",
-            "mcp__srv__refuse",
-            "mcp__srv__crash",
-            "mcp__srv__spawn_grandchild",
-            "mcp__srv__junk_stdout",
-            "mcp__srv__big",
-            "mcp__srv__pid",
-            "mcp__srv__cwd",
-            "mcp__srv__env",
-            "mcp__srv__switch_tools",
-        ]
-    );
+    assert_eq!(mcp, SERVER_TOOLS);
     let results = |request: &ModelRequest| -> Vec<String> {
         request
             .messages

@@ -52,22 +52,6 @@ pub(crate) const LEAD_TOOLS: [&str; 33] = [
     "disconnect_mcp",
 ];
 
-/// The test server's tools as the lead is offered them, after every tool of its own.
-const SERVER_TOOLS: [&str; 12] = [
-    "mcp__srv__echo",
-    "mcp__srv__sleep",
-    "mcp__srv__fail",
-    "mcp__srv__refuse",
-    "mcp__srv__crash",
-    "mcp__srv__spawn_grandchild",
-    "mcp__srv__junk_stdout",
-    "mcp__srv__big",
-    "mcp__srv__pid",
-    "mcp__srv__cwd",
-    "mcp__srv__env",
-    "mcp__srv__switch_tools",
-];
-
 /// No `.mcp.json`: the lead's first request, every byte of it. Chapter 20 installs nothing
 /// the model sees, so this is chapter 19's with the chapter named 20.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,7 +138,11 @@ async fn the_lead_has_every_tool_in_a_fixed_order_and_its_helpers_no_mcp_or_team
     t.session.run(Mode::OneShot).await;
 
     let requests = lead_model.requests();
-    let expected: Vec<&str> = LEAD_TOOLS.iter().chain(&SERVER_TOOLS).copied().collect();
+    let expected: Vec<&str> = LEAD_TOOLS
+        .iter()
+        .chain(&crate::ch19::SERVER_TOOLS)
+        .copied()
+        .collect();
     assert_eq!(tool_names(&requests[0]), expected);
     let subagent = requests
         .iter()
