@@ -51,6 +51,7 @@ pub mod config;
 mod error;
 mod listing;
 pub mod names;
+mod schema;
 mod tool;
 
 pub use child::{ENV_ALLOWED, MAX_LINE_BYTES, STDERR_CAP};

@@ -12,6 +12,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
 use crate::client::Shared;
+use crate::schema::ArgumentSchema;
 
 /// The longest message taken from a server into a failure the model reads; the rest is cut.
 pub const MAX_ERROR_TEXT: usize = 2000;
@@ -25,7 +26,7 @@ pub struct McpTool {
     pub(crate) shared: Arc<Shared>,
     pub(crate) remote: String,
     pub(crate) spec: ToolSpec,
-    pub(crate) validator: Arc<jsonschema::Validator>,
+    pub(crate) arguments: Arc<ArgumentSchema>,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -63,12 +64,10 @@ impl McpTool {
                 "the arguments must be a JSON object",
             ));
         }
-        self.validator.validate(arguments).map_err(|error| {
-            let at = error.instance_path().to_string();
-            let at = if at.is_empty() { "/".to_string() } else { at };
+        self.arguments.check(arguments).map_err(|mismatch| {
             ToolFailure::new(
                 FailureCode::InvalidArguments,
-                cut(&format!("{at}: {}", error.masked()), MAX_ERROR_TEXT),
+                cut(&mismatch, MAX_ERROR_TEXT),
             )
         })
     }

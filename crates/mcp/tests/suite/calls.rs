@@ -22,15 +22,12 @@ async fn invalid_arguments_never_reach_the_server() {
     let fixture = Fixture::new();
     let connection = fixture.connect().await;
     let cases = [
-        (json!({"text": 5}), "/text: value is not of type \"string\""),
-        (
-            json!({"text": ""}),
-            "/text: value is shorter than 1 character",
-        ),
-        (json!({}), "/: \"text\" is a required property"),
+        (json!({"text": 5}), "/text: want string, but got number"),
+        (json!({"text": ""}), "/text: length must be >=1, but got 0"),
+        (json!({}), "/: missing properties 'text'"),
         (
             json!({"text": "a", "extra": 1}),
-            "/: Additional properties are not allowed ('extra' was unexpected)",
+            "/: additionalProperties 'extra' not allowed",
         ),
         (
             json!(["not", "an", "object"]),
