@@ -158,6 +158,7 @@ fn chapter_3_denies_without_a_terminal_and_writes_the_audit_log() {
     assert_eq!(
         lines,
         vec![json!({
+            "agent": "lead",
             "call_id": "c1",
             "tool": "bash",
             "arguments": {"command": "touch ran"},

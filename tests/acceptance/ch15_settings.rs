@@ -83,6 +83,7 @@ fn a_teammates_call_is_decided_by_the_leads_approval_mode_and_audited() {
         lines,
         vec![
             json!({
+                "agent": "lead",
                 "call_id": "c0",
                 "tool": "spawn_teammate",
                 "arguments": {"name": "alice", "prompt": "Run the command.", "role": "runs a command"},
@@ -92,6 +93,7 @@ fn a_teammates_call_is_decided_by_the_leads_approval_mode_and_audited() {
                 "reason": "no rule objected"
             }),
             json!({
+                "agent": "alice",
                 "call_id": "a1",
                 "tool": "bash",
                 "arguments": {"command": "touch ran"},

