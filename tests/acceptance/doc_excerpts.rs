@@ -12,129 +12,24 @@
 //!   says so.
 //!
 //! One test reads every page (English and 中文) and reports every mismatch at once.
+//!
+//! A second test checks that every page and source file points only at what the repository
+//! has: relative links and repository paths named in code lead to files that exist, and
+//! nothing cites a document or tracker outside it.
+//!
+//! This file: the checks, as tests. How a page's quotes and links are read is the submodule
+//! `parsing`, how its references are found `references` (both in
+//! `tests/acceptance/doc_excerpts/`); the small tests of `references` stay here, so that their
+//! names (`doc_excerpts::…`) are the ones they had before the split.
+
+mod parsing;
+mod references;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The line that splits a quoted block into segments.
-pub const ELISION: &str = "// …";
-/// The first line of a block that does not quote the code verbatim.
-pub const SIMPLIFIED: &str = "// simplified";
-
-/// A line link to a Rust file: the path as written (relative to the page) and the line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineLink {
-    pub path: String,
-    pub line: usize,
-}
-
-/// One quoted segment: the page line of its first line, and its lines.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Segment {
-    pub page_line: usize,
-    pub lines: Vec<String>,
-}
-
-/// A run of consecutive `rust` blocks and the links that name their code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Quote {
-    pub links: Vec<LineLink>,
-    pub segments: Vec<Segment>,
-    /// A block of it is marked `// simplified`: its link names the code it stands for.
-    pub simplified: bool,
-}
-
-/// The links `[...](path.rs#LN)` in `line`.
-fn links_in(line: &str) -> Vec<LineLink> {
-    let mut out = Vec::new();
-    let mut rest = line;
-    while let Some(at) = rest.find("](") {
-        rest = &rest[at + 2..];
-        let Some(end) = rest.find(')') else { break };
-        let target = &rest[..end];
-        if let Some((path, anchor)) = target.split_once("#L")
-            && path.ends_with(".rs")
-            && let Ok(line) = anchor.parse::<usize>()
-        {
-            out.push(LineLink {
-                path: path.to_string(),
-                line,
-            });
-        }
-        rest = &rest[end..];
-    }
-    out
-}
-
-/// The segments of a block body starting at page line `first`; `None` for a simplified block.
-fn segments(body: &[&str], first: usize) -> Option<Vec<Segment>> {
-    if body.first().map(|l| l.trim()) == Some(SIMPLIFIED) {
-        return None;
-    }
-    let mut out = vec![Segment {
-        page_line: first,
-        lines: Vec::new(),
-    }];
-    for (n, line) in body.iter().enumerate() {
-        if line.trim() == ELISION {
-            out.push(Segment {
-                page_line: first + n + 1,
-                lines: Vec::new(),
-            });
-        } else if let Some(last) = out.last_mut() {
-            last.lines.push(line.trim_end().to_string());
-        }
-    }
-    out.retain(|s| s.lines.iter().any(|l| !l.is_empty()));
-    Some(out)
-}
-
-/// Every quote of a page.
-pub fn quotes(markdown: &str) -> Vec<Quote> {
-    let lines: Vec<&str> = markdown.lines().collect();
-    let mut out: Vec<Quote> = Vec::new();
-    let mut links: Vec<LineLink> = Vec::new();
-    // Whether the last thing seen was a rust block (blank lines aside): the next one continues
-    // its quote.
-    let mut continuing = false;
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        let Some(info) = line.strip_prefix("```") else {
-            if !line.trim().is_empty() {
-                continuing = false;
-                links.extend(links_in(line));
-            }
-            i += 1;
-            continue;
-        };
-        let start = i + 1;
-        let mut end = start;
-        while end < lines.len() && !lines[end].starts_with("```") {
-            end += 1;
-        }
-        if info.trim() == "rust" {
-            let segs = segments(&lines[start..end], start + 1);
-            let simplified = segs.is_none();
-            if continuing && let Some(last) = out.last_mut() {
-                last.segments.extend(segs.unwrap_or_default());
-                last.simplified |= simplified;
-            } else {
-                out.push(Quote {
-                    links: std::mem::take(&mut links),
-                    segments: segs.unwrap_or_default(),
-                    simplified,
-                });
-            }
-            continuing = true;
-        } else {
-            continuing = false;
-            links.clear();
-        }
-        i = end + 1;
-    }
-    out
-}
+use parsing::{SIMPLIFIED, Segment, quotes};
+use references::{all_pages, cited_issue, code_paths, relative_links, rust_files};
 
 /// Where `segment` occurs in `file` (1-based first lines), as consecutive lines.
 fn occurrences(file: &[&str], segment: &Segment) -> Vec<usize> {
@@ -246,182 +141,6 @@ fn every_quoted_excerpt_is_the_code_at_its_line_link() {
     );
 }
 
-mod parsing {
-    use super::{LineLink, Quote, Segment, quotes};
-
-    fn link(path: &str, line: usize) -> LineLink {
-        LineLink {
-            path: path.to_string(),
-            line,
-        }
-    }
-
-    fn segment(page_line: usize, lines: &[&str]) -> Segment {
-        Segment {
-            page_line,
-            lines: lines.iter().map(|l| l.to_string()).collect(),
-        }
-    }
-
-    #[test]
-    fn links_name_the_segments_of_the_blocks_that_follow() {
-        let page = "\
-`merge` ([a.rs:4](../a.rs#L4), [a.rs:9](../a.rs#L9)):
-
-```rust
-fn a() {}
-```
-
-```rust
-fn b() {}
-// …
-fn c() {}
-```
-
-Text.
-
-```rust
-// simplified
-fn d() {}
-```
-
-```sh
-not rust
-```
-";
-        assert_eq!(
-            quotes(page),
-            vec![
-                Quote {
-                    links: vec![link("../a.rs", 4), link("../a.rs", 9)],
-                    segments: vec![
-                        segment(4, &["fn a() {}"]),
-                        segment(8, &["fn b() {}"]),
-                        segment(10, &["fn c() {}"]),
-                    ],
-                    simplified: false,
-                },
-                Quote {
-                    links: vec![],
-                    segments: vec![],
-                    simplified: true,
-                },
-            ]
-        );
-    }
-}
-
-/// The page's prose: fenced blocks and inline code spans left out (a link shown as code is
-/// not a link).
-fn prose(markdown: &str) -> String {
-    let mut out = String::new();
-    let mut fenced = false;
-    for line in markdown.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
-        // Every other piece between backticks is code.
-        for (n, piece) in line.split('`').enumerate() {
-            if n % 2 == 0 {
-                out.push_str(piece);
-            }
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// The relative link targets of a page (`](target)`), without their `#anchor`; web links,
-/// pure anchors and links shown as code left out.
-pub fn relative_links(markdown: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let text = prose(markdown);
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find("](") {
-        rest = &rest[at + 2..];
-        let Some(end) = rest.find(')') else { break };
-        let target = rest[..end].split('#').next().unwrap_or("");
-        if !target.is_empty() && !target.contains("://") && !target.starts_with("mailto:") {
-            out.push(target.to_string());
-        }
-        rest = &rest[end..];
-    }
-    out
-}
-
-/// The repository paths a page names in inline code (`crates/core/src/runner.rs`): those
-/// starting with a top folder of the repository, without placeholders (`chNN`, `<id>`, `*`).
-pub fn code_paths(markdown: &str) -> Vec<String> {
-    const TOP: [&str; 6] = [
-        "crates/",
-        "tests/",
-        "scripts/",
-        "examples/",
-        "chapters/",
-        "docs/",
-    ];
-    let mut out = Vec::new();
-    let mut fenced = false;
-    for line in markdown.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
-        for (n, piece) in line.split('`').enumerate() {
-            let path = piece.trim_end_matches('.');
-            let plain = path
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c));
-            if n % 2 == 1
-                && plain
-                && !path.contains("NN")
-                && TOP.iter().any(|top| path.starts_with(top))
-            {
-                out.push(path.to_string());
-            }
-        }
-    }
-    out
-}
-
-/// Every page a reader gets: the READMEs, AGENTS.md, docs/ and docs/zh/.
-fn all_pages(root: &Path) -> Vec<PathBuf> {
-    let mut pages: Vec<PathBuf> = ["README.md", "README.zh.md", "AGENTS.md"]
-        .iter()
-        .map(|p| root.join(p))
-        .collect();
-    for dir in ["docs", "docs/zh"] {
-        let mut md: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        md.sort();
-        pages.extend(md);
-    }
-    pages
-}
-
-/// Every Rust source file under `dir`.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn docs_and_comments_point_only_at_files_in_the_repository() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -469,21 +188,6 @@ fn docs_and_comments_point_only_at_files_in_the_repository() {
         }
     }
     assert_eq!(problems, Vec::<String>::new());
-}
-
-/// The number of the first "issue N" in `text`, any case: a reader of the repository cannot
-/// open the tracker it names.
-fn cited_issue(text: &str) -> Option<u32> {
-    let lower = text.to_ascii_lowercase();
-    // Split so that this file does not name what it looks for.
-    let word = concat!("iss", "ue ");
-    lower.match_indices(word).find_map(|(at, _)| {
-        let digits: String = lower[at + word.len()..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
-    })
 }
 
 #[test]

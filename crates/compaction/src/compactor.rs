@@ -13,33 +13,34 @@
 //! never touch its text (micro stubs tool results only), so a kept notice keeps its marker;
 //! the summary's transcript names each fragment (`job notice (from the harness, not the
 //! user): <job …>`) instead of calling it `user`.
+//!
+//! The stages live in their own files: `window.rs` (snip, micro and the assembly of a request)
+//! needs no model and no state; `summary.rs` (the structured summary) needs both, a side call
+//! and the cached summary later requests reuse. This file holds the [`Compactor`] that decides,
+//! per request, which of them runs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_core::fragment::Template;
 use agent_core::seams::ProcessError;
-use agent_core::side_call::{self, JsonShape, SideCallError, TranscriptStyle};
 use agent_core::{
-    AgentEvent, CompactionKind, Draft, Events, FragmentKind, HistoryProcessor, Message, ModelClient,
+    AgentEvent, CompactionKind, Draft, Events, HistoryProcessor, Message, ModelClient,
 };
 use agent_workspace::Workspace;
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
-use crate::groups::{Grouped, is_tool_round, message_bytes};
-use crate::transcript::{TranscriptError, TranscriptLog};
+use crate::groups::Grouped;
+use crate::transcript::TranscriptLog;
 
-const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
-/// The summary as a request carries it, and the line standing for snipped messages: both
-/// fragments, laid out in their own files.
-const SUMMARY_MESSAGE: Template = Template::new(
-    FragmentKind::ConversationSummary,
-    include_str!("summary_message.md"),
-);
-const SNIP_MARKER: Template =
-    Template::new(FragmentKind::SnipMarker, include_str!("snip_marker.md"));
+mod summary;
+mod window;
+
+pub use summary::{Summary, SummaryError};
+pub use window::{micro, snip};
+
+use summary::Cached;
+use window::{Part, Shaped, assemble};
 
 /// The bounds of the three stages (snip, micro, summary).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,167 +67,6 @@ impl Default for CompactionConfig {
             summary_keep_groups: 4,
             summary_every_requests: 8,
         }
-    }
-}
-
-/// The structured summary the model must return: exactly these fields.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Summary {
-    /// What the user wants done now.
-    pub current_goal: String,
-    /// Facts learned that are still needed.
-    pub key_findings: Vec<String>,
-    /// Paths, and what happened to them.
-    pub files_read_or_changed: Vec<String>,
-    /// Steps not done yet.
-    pub remaining_work: Vec<String>,
-    /// Instructions and preferences the user gave: the part a summary must never lose.
-    pub user_constraints: Vec<String>,
-}
-
-/// Keeps the first group and the newest `keep`, with a one-line marker for what is left out.
-pub fn snip(groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
-    if groups.len() <= keep + 1 {
-        return groups;
-    }
-    let omit = groups.len() - 1 - keep;
-    let mut iter = groups.into_iter();
-    let mut out: Vec<Vec<Message>> = iter.next().into_iter().collect();
-    let dropped: Vec<Vec<Message>> = iter.by_ref().take(omit).collect();
-    out.push(vec![snip_marker(&dropped)]);
-    out.extend(iter);
-    out
-}
-
-fn snip_marker<M: std::borrow::Borrow<Message>>(dropped: &[Vec<M>]) -> Message {
-    let messages: usize = dropped.iter().map(Vec::len).sum();
-    let rounds = dropped.iter().filter(|g| is_tool_round(g)).count();
-    marker(messages, rounds)
-}
-
-/// The line standing for `messages` left out, `rounds` of them tool rounds.
-fn marker(messages: usize, rounds: usize) -> Message {
-    SNIP_MARKER
-        .fill()
-        .inline("messages", messages)
-        .inline("rounds", rounds)
-        .render()
-        .into_message()
-}
-
-/// Replaces tool results older than the newest `keep` groups with a short stub.
-pub fn micro(mut groups: Vec<Vec<Message>>, keep: usize) -> Vec<Vec<Message>> {
-    let old = groups.len().saturating_sub(keep);
-    for group in groups.iter_mut().take(old) {
-        for message in group.iter_mut() {
-            if let Message::Tool { content, .. } = message
-                && let Some(stub) = stub(content)
-            {
-                *content = stub;
-            }
-        }
-    }
-    groups
-}
-
-/// The stub an old tool result becomes, when it is shorter than the result.
-fn stub(content: &str) -> Option<String> {
-    let stub = format!("[earlier tool result cleared: {} bytes]", content.len());
-    (stub.len() < content.len()).then_some(stub)
-}
-
-/// A copy of `message` with its tool result stubbed, without copying the result first.
-fn stubbed(message: &Message) -> Message {
-    match message {
-        Message::Tool {
-            tool_call_id,
-            content,
-        } => Message::Tool {
-            tool_call_id: tool_call_id.clone(),
-            content: stub(content).unwrap_or_else(|| content.clone()),
-        },
-        other => other.clone(),
-    }
-}
-
-/// One unit of a request being assembled: a group of the history, or a message made here.
-enum Part<'a> {
-    Group(&'a [Arc<Message>]),
-    Made(Arc<Message>),
-}
-
-/// A request's messages, and its bytes before and after micro.
-struct Shaped {
-    messages: Vec<Arc<Message>>,
-    parts: usize,
-    raw_bytes: usize,
-    bytes: usize,
-}
-
-/// `head`, then the groups from `from` on (the tail) snipped to the newest `keep` (a marker
-/// stands for the rest), with tool results outside the newest `micro_keep` parts stubbed. Only
-/// what is sent is copied, and an old result only as its stub: the cost follows the window,
-/// not the history.
-fn assemble<'g>(
-    head: Vec<Part<'g>>,
-    grouped: &'g Grouped,
-    from: usize,
-    keep: usize,
-    micro_keep: usize,
-) -> Shaped {
-    let tail = &grouped.groups()[from..];
-    let mut parts = head;
-    let start = tail.len().saturating_sub(keep);
-    if start > 0 {
-        let (messages, rounds) = grouped.counts(from..from + start);
-        parts.push(Part::Made(Arc::new(marker(messages, rounds))));
-    }
-    parts.extend(tail[start..].iter().map(|g| Part::Group(g)));
-    let old = parts.len().saturating_sub(micro_keep);
-    let mut shaped = Shaped {
-        messages: Vec::new(),
-        parts: parts.len(),
-        raw_bytes: 0,
-        bytes: 0,
-    };
-    for (i, part) in parts.iter().enumerate() {
-        let messages = match part {
-            Part::Group(group) => *group,
-            Part::Made(message) => std::slice::from_ref(message),
-        };
-        for message in messages {
-            // Shared, not copied: only an old result is made anew, as its stub.
-            let sent = if i < old && matches!(**message, Message::Tool { .. }) {
-                Arc::new(stubbed(message))
-            } else {
-                Arc::clone(message)
-            };
-            shaped.raw_bytes += message_bytes(message);
-            shaped.bytes += message_bytes(&sent);
-            shaped.messages.push(sent);
-        }
-    }
-    shaped
-}
-
-/// The summary of the history's groups `1..cut` (or of the part of them the snip window
-/// showed), recognised by content: the first group and the group just before the cut. The
-/// history only grows, so those two pin the rest; comparing every covered message would cost a
-/// pass over the whole history on every request.
-struct Cached {
-    first: Vec<Arc<Message>>,
-    cut: usize,
-    boundary: Vec<Arc<Message>>,
-    summary: Summary,
-    message: Arc<Message>,
-}
-
-impl Cached {
-    fn covers(&self, groups: &[Vec<Arc<Message>>]) -> bool {
-        self.cut <= groups.len()
-            && groups.first() == Some(&self.first)
-            && self.cut.checked_sub(1).and_then(|i| groups.get(i)) == Some(&self.boundary)
     }
 }
 
@@ -345,72 +185,6 @@ impl Compactor {
         self.compacted(CompactionKind::Summary, total, shaped.messages.len());
         shaped
     }
-
-    /// Asks the model to summarize `groups[from..cut]`, extending `previous` when there is one,
-    /// after appending what the session transcript lacks of `groups[..cut]`.
-    async fn summarize(
-        &self,
-        transcript: &mut TranscriptLog,
-        groups: &[Vec<Arc<Message>>],
-        previous: Option<&Summary>,
-        (from, cut): (usize, usize),
-    ) -> Result<Cached, SummaryError> {
-        let path = transcript.append(&self.workspace, &groups[..cut])?;
-        let mut input = String::new();
-        if let Some(previous) = previous {
-            input.push_str("Summary of the conversation so far:\n");
-            input
-                .push_str(&serde_json::to_string_pretty(previous).map_err(SummaryError::Previous)?);
-            input.push_str("\n\nWhat happened after that:\n");
-        }
-        // Each message ends with a newline here (the memory transcript joins them instead).
-        let new_part = &groups[from..cut];
-        for message in new_part.iter().flatten() {
-            input.push_str(&summary_line(message));
-            input.push('\n');
-        }
-        self.summaries.fetch_add(1, Ordering::SeqCst);
-        tracing::info!(transcript = %path, groups = new_part.len(), "summarizing older messages");
-        let summary: Summary = side_call::ask_json(
-            self.model.as_ref(),
-            SUMMARY_PROMPT,
-            input,
-            JsonShape::Object,
-        )
-        .await?;
-        let json = serde_json::to_string_pretty(&summary).map_err(SummaryError::Render)?;
-        Ok(Cached {
-            first: groups[0].clone(),
-            cut,
-            boundary: groups[cut - 1].clone(),
-            summary,
-            // The summary is the model's text: escaped, so it cannot close its own marker.
-            message: Arc::new(
-                SUMMARY_MESSAGE
-                    .fill()
-                    .text("summary", json)
-                    .render()
-                    .into_message(),
-            ),
-        })
-    }
-}
-
-/// One message as the summary's transcript shows it. A fragment (a job's notice, a hook's
-/// context, a scheduled run) keeps its text, marker and escaping included, but is named for
-/// what it is instead of `user`: the summary's `user_constraints` must never hold what a job
-/// printed. Every other message is the side call's usual line.
-fn summary_line(message: &Message) -> String {
-    let line = side_call::render_message(message, TranscriptStyle::Detailed);
-    let Some(kind) = FragmentKind::of(message) else {
-        return line;
-    };
-    // The line is `<role>: <text cut to its bound>`; only the name in front changes.
-    let text = line
-        .strip_prefix(message.role())
-        .and_then(|rest| rest.strip_prefix(": "))
-        .unwrap_or(&line);
-    format!("{} (from the harness, not the user): {text}", kind.label())
 }
 
 #[async_trait]
@@ -512,21 +286,4 @@ impl Compactor {
             }
         }
     }
-}
-
-/// Why no summary was made (the request is then sent snipped, without one).
-#[derive(Debug, thiserror::Error)]
-pub enum SummaryError {
-    /// The messages to be summarized could not be saved first, so none is summarized.
-    #[error("cannot save the transcript")]
-    Transcript(#[from] TranscriptError),
-    /// The previous summary could not be written into the summary request.
-    #[error("cannot serialize the previous summary")]
-    Previous(#[source] serde_json::Error),
-    /// The new summary could not be written into the request.
-    #[error("cannot serialize the summary")]
-    Render(#[source] serde_json::Error),
-    /// The model's summary call failed, or its answer was not a [`Summary`].
-    #[error("the summary call failed")]
-    Call(#[from] SideCallError),
 }

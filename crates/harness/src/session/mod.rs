@@ -20,6 +20,7 @@ mod join;
 mod outbox;
 mod run;
 mod turn;
+mod work;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
