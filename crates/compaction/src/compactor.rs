@@ -33,9 +33,11 @@ use tokio::sync::Mutex;
 use crate::groups::Grouped;
 use crate::transcript::TranscriptLog;
 
+mod on_demand;
 mod summary;
 mod window;
 
+pub use on_demand::CompactOnDemand;
 pub use summary::{Summary, SummaryError};
 pub use window::{micro, snip};
 
@@ -74,6 +76,8 @@ struct State {
     summary: Option<Cached>,
     /// Over-budget requests since the model was last asked for a summary (`None`: never).
     since_call: Option<usize>,
+    /// A summary was asked for ([`CompactOnDemand`]): it is sent under the budget too.
+    asked: bool,
     transcript: TranscriptLog,
 }
 
@@ -115,6 +119,7 @@ pub struct Compactor {
     state: Mutex<State>,
     summaries: AtomicUsize,
     events: Events,
+    on_demand: CompactOnDemand,
 }
 
 impl std::fmt::Debug for Compactor {
@@ -141,11 +146,19 @@ impl Compactor {
             state: Mutex::new(State {
                 summary: None,
                 since_call: None,
+                asked: false,
                 transcript: TranscriptLog::new(),
             }),
             summaries: AtomicUsize::new(0),
             events: Events::default(),
+            on_demand: CompactOnDemand::default(),
         }
+    }
+
+    /// The handle a front end asks for a summary with (chapter 20's `/compact`).
+    pub fn on_demand(mut self, handle: CompactOnDemand) -> Self {
+        self.on_demand = handle;
+        self
     }
 
     /// Where each shaping of a request is told, as [`AgentEvent::Compacted`].
@@ -230,16 +243,30 @@ impl Compactor {
         self.compacted(CompactionKind::Snip, total, plain.messages.len());
         self.compacted(CompactionKind::Micro, plain.raw_bytes, plain.bytes);
         let keep = config.summary_keep_groups;
-        if plain.bytes <= config.byte_budget || plain.parts <= keep + 1 {
+        // Taken even when nothing can be summarized: a request for a summary is answered by
+        // the next request, not carried to some later one.
+        let asked_now = self.on_demand.take();
+        if plain.parts <= keep + 1 {
             return plain.messages;
         }
+        let over = plain.bytes > config.byte_budget;
         let mut guard = self.state.lock().await;
         let state = &mut *guard;
-        let due = state
-            .since_call
-            .is_none_or(|n| n >= config.summary_every_requests);
-        state.since_call = state.since_call.map(|n| n.saturating_add(1));
+        state.asked |= asked_now;
         let cached = state.summary.as_ref().filter(|c| c.covers(groups));
+        if !over && !asked_now {
+            // Under the budget the history goes out whole — unless the user asked for a
+            // summary: the conversation they compacted stays compacted while it covers it.
+            return match cached.filter(|_| state.asked) {
+                Some(c) => self.with_summary(grouped, c, total).messages,
+                None => plain.messages,
+            };
+        }
+        let due = asked_now
+            || state
+                .since_call
+                .is_none_or(|n| n >= config.summary_every_requests);
+        state.since_call = state.since_call.map(|n| n.saturating_add(1));
         let cut = groups.len() - keep;
         // Before the next call is due, or with nothing new to summarize, the previous summary
         // stands. Should the request still be over budget (the groups after the cut are too

@@ -18,6 +18,8 @@ pub mod overflow;
 pub mod transcript;
 
 pub use artifacts::{ArtifactConfig, ArtifactStore};
-pub use compactor::{CompactionConfig, Compactor, Summary, SummaryError, micro, snip};
+pub use compactor::{
+    CompactOnDemand, CompactionConfig, Compactor, Summary, SummaryError, micro, snip,
+};
 pub use overflow::OverflowSnip;
 pub use transcript::{TRANSCRIPT_DIR, TranscriptError};

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::features::{Assembly, StartSelection, installed};
 use crate::team_runtime::TeamSeat;
 use crate::{Capabilities, Features, MemoryPlacement};
-use agent_compaction::{ArtifactConfig, CompactionConfig};
+use agent_compaction::{ArtifactConfig, CompactOnDemand, CompactionConfig};
 use agent_hooks::HookRegistry;
 
 pub use crate::agent::Agent;
@@ -46,6 +46,9 @@ pub struct AgentDeps {
     pub artifacts: ArtifactConfig,
     /// Snip, micro and summary settings (chapter 8).
     pub compaction: CompactionConfig,
+    /// Where a front end asks this agent's compactor for a summary at the next request
+    /// (chapter 20's `/compact`); a fresh handle nobody holds asks for nothing.
+    pub compact_on_demand: CompactOnDemand,
     /// Retry parameters (chapter 11).
     pub retry: RetryPolicy,
     /// The model asked after repeated overloads (chapter 11); `None`: no switch.
@@ -107,6 +110,7 @@ impl AgentDeps {
             hooks: HookRegistry::new(),
             artifacts: ArtifactConfig::default(),
             compaction: CompactionConfig::default(),
+            compact_on_demand: CompactOnDemand::default(),
             retry: RetryPolicy::default(),
             fallback: None,
             max_tokens: None,

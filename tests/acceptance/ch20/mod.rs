@@ -6,6 +6,7 @@
 //! agent compared (`session`).
 
 mod close;
+mod compact;
 mod order;
 mod paths;
 mod restart;

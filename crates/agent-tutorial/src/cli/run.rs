@@ -281,6 +281,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
         &model,
         terminal,
     )?;
+    let compact = deps.compact_on_demand.clone();
     let mut agent = build_agent(profile, deps).map_err(CliError::usage)?;
     let (recorder, resumed) = match kept {
         Some(kept) => (Some(kept.recorder), kept.resumed),
@@ -295,6 +296,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
             workspace: workspace.clone(),
             tools: agent.tools().clone(),
             board: args.board.clone().unwrap_or_default(),
+            compact,
         }
     });
     session.add(lead.clone(), agent);

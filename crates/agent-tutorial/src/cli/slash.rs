@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use agent_compaction::CompactOnDemand;
 use agent_core::{AgentId, ToolRegistry};
 use agent_harness::session::{EndReason, Op};
 use agent_tools::Workspace;
@@ -29,7 +30,7 @@ pub enum SlashCommand {
     Team,
     /// The MCP servers.
     Mcp,
-    /// How the conversation is compacted.
+    /// Summarize the conversation at the next request.
     Compact,
     /// A new conversation, same settings.
     Clear,
@@ -73,7 +74,7 @@ pub const COMMANDS: [CommandSpec; 10] = [
     spec(
         SlashCommand::Compact,
         "compact",
-        "how the conversation is kept small",
+        "summarize the conversation at the next request",
     ),
     spec(
         SlashCommand::Clear,
@@ -148,6 +149,8 @@ pub(crate) struct SlashContext {
     pub(crate) tools: Arc<ToolRegistry>,
     /// `--board`: the board `/tasks` shows (empty: the workspace's SQLite board).
     pub(crate) board: String,
+    /// The lead's compactor's handle (`/compact`).
+    pub(crate) compact: CompactOnDemand,
 }
 
 /// What a command does: text for stdout or stderr, and what to submit to the session.
@@ -224,7 +227,10 @@ pub(crate) fn run(
         }),
         SlashCommand::Team => view(|| super::team::team_table(&context.workspace)),
         SlashCommand::Mcp => view(|| super::mcp::list(&context.workspace)),
-        SlashCommand::Compact => Outcome::out(COMPACT.to_string()),
+        SlashCommand::Compact => {
+            context.compact.request();
+            Outcome::err(COMPACT.to_string())
+        }
         SlashCommand::Clear => Outcome {
             out: String::new(),
             err: "[clear] a new conversation: the next prompt starts it (and a new session)\n"
@@ -247,12 +253,10 @@ pub(crate) fn run(
     })
 }
 
-/// `/compact`'s answer: what the harness does instead of a compaction on demand.
-const COMPACT: &str = "\
-Every request is compacted on its own (chapter 8): old tool results are stubbed, old rounds
-snipped, and over the budget the model summarises them. The stored history stays whole, so
-the session can be continued exactly. /clear starts a new conversation.
-";
+/// `/compact`'s notice. Nothing is sent now: the summary call is part of the next request,
+/// made with the history that request has (chapter 8's summary, asked for instead of waited for).
+const COMPACT: &str = "[compact] the next request summarizes the older part of the conversation \
+(the newest rounds stay as they are); the stored history stays whole\n";
 
 /// A listing read from the workspace. On a thread of its own: the board's reader runs a
 /// runtime of its own, which cannot start inside the session's.

@@ -1,5 +1,6 @@
 mod cadence;
 mod fragments;
+mod on_demand;
 mod resumed;
 mod shaping;
 mod summary;

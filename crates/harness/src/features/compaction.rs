@@ -22,7 +22,8 @@ impl Feature for Compaction {
             agent.deps.workspace.clone(),
             agent.deps.compaction,
         )
-        .events(agent.events.clone());
+        .events(agent.events.clone())
+        .on_demand(agent.deps.compact_on_demand.clone());
         agent.runner(move |r| {
             r.processor(Arc::new(compactor))
                 .overflow(Arc::new(OverflowSnip { keep_groups: 2 }))

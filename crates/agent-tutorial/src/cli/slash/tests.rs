@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use agent_compaction::CompactOnDemand;
 use agent_core::{AgentId, Message, ModelReply};
 use agent_harness::session::{EndReason, Interrupts, Mode, Op, Session};
 use agent_test_support::ScriptedModel;
@@ -43,7 +44,7 @@ fn help_and_completion_come_from_the_one_table() {
          \x20 /tasks    the task board\n\
          \x20 /team     the teammates and what they do\n\
          \x20 /mcp      the MCP servers and their tools\n\
-         \x20 /compact  how the conversation is kept small\n\
+         \x20 /compact  summarize the conversation at the next request\n\
          \x20 /clear    a new conversation, same settings\n\
          \x20 /cost     requests and tokens so far\n\
          \x20 /quit     end the session\n"
@@ -67,6 +68,7 @@ fn lead(dir: &std::path::Path, replies: Vec<ModelReply>) -> (Session, SlashConte
         workspace,
         tools: agent.tools().clone(),
         board: String::new(),
+        compact: CompactOnDemand::default(),
     };
     session.add(AgentId::lead(), agent);
     (session, context)
@@ -120,7 +122,9 @@ fn each_command_says_what_it_shows_in_a_fresh_workspace() {
         run("/mcp"),
         out("No .mcp.json in this workspace: no MCP server is configured.\n")
     );
-    assert_eq!(run("/compact"), out(COMPACT));
+    assert!(!context.compact.is_requested());
+    assert_eq!(run("/compact"), err(COMPACT));
+    assert!(context.compact.is_requested(), "/compact asked for nothing");
     assert_eq!(
         run("/cost"),
         out(
