@@ -456,7 +456,8 @@ fn at_a_terminal_a_schedule_fires_while_the_prompt_waits_and_the_half_typed_line
     );
     terminal.wait_for("Report written.", 1);
     terminal.type_keys(b" typed\r");
-    terminal.wait_for("Finished it.", 1);
+    // Ctrl-D on the prompt that comes back once the turn (and its memory extraction) ended.
+    terminal.wait_for_after("Finished it.", "ch14 >> ");
     terminal.type_keys(b"\x04");
     terminal.expect_success();
 

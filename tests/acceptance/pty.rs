@@ -123,6 +123,25 @@ impl Terminal {
         }
     }
 
+    /// Waits until the screen shows `seen` after the first `anchor` (the prompt back after an
+    /// answer, say: a key typed before the line editor reads again may meet the terminal in
+    /// its cooked mode, where a Ctrl-D is an end of input that never reaches the editor).
+    pub fn wait_for_after(&self, anchor: &str, seen: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let screen = self.screen();
+            let after = screen.find(anchor).map(|at| &screen[at + anchor.len()..]);
+            if after.is_some_and(|rest| rest.contains(seen)) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never saw {seen:?} after {anchor:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Types `keys`.
     pub fn type_keys(&mut self, keys: &[u8]) {
         let stdin = self.keys.as_mut().unwrap();
