@@ -150,11 +150,7 @@ fn chapter_3_denies_without_a_terminal_and_writes_the_audit_log() {
             "[result] Error [permission_denied]: running a command needs approval; approval failed (no terminal to ask on), so denied (by execute_asks)",
         ));
     assert!(!dir.path().join("ran").exists());
-    let audit = std::fs::read_to_string(dir.path().join(".agent_tutorial/audit.jsonl")).unwrap();
-    let lines: Vec<serde_json::Value> = audit
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = crate::support::audit_lines(dir.path());
     assert_eq!(
         lines,
         vec![json!({

@@ -74,11 +74,7 @@ fn a_teammates_call_is_decided_by_the_leads_approval_mode_and_audited() {
         ]
     );
     assert!(!dir.path().join("ran").exists());
-    let audit = std::fs::read_to_string(dir.path().join(".agent_tutorial/audit.jsonl")).unwrap();
-    let lines: Vec<serde_json::Value> = audit
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = crate::support::audit_lines(dir.path());
     assert_eq!(
         lines,
         vec![

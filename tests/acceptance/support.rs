@@ -175,3 +175,28 @@ pub fn stdout_of(assert: assert_cmd::assert::Assert) -> String {
 pub fn stderr_of(assert: assert_cmd::assert::Assert) -> String {
     String::from_utf8(assert.get_output().stderr.clone()).unwrap()
 }
+
+/// The lines of `dir`'s audit log as JSON, each line's `time` checked (a UTC time to the
+/// second, not after now) and taken out so the rest can be compared whole.
+pub fn audit_lines(dir: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join(".agent_tutorial/audit.jsonl")).unwrap();
+    text.lines().map(untimed).collect()
+}
+
+/// One audit line as JSON without its `time`, which must be a UTC time to the second, not
+/// after now.
+pub fn untimed(line: &str) -> serde_json::Value {
+    let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+    let time = value
+        .as_object_mut()
+        .and_then(|fields| fields.remove("time"))
+        .and_then(|time| time.as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no time in {line}"));
+    let at: jiff::Timestamp = time.parse().unwrap();
+    assert_eq!(
+        (time.len(), at <= jiff::Timestamp::now()),
+        ("2026-12-01T22:40:05Z".len(), true),
+        "{time}"
+    );
+    value
+}

@@ -484,8 +484,9 @@ fn the_audit_line_is_written_before_the_call_runs() {
         .assert()
         .success();
     let seen = std::fs::read_to_string(dir.path().join("seen.txt")).unwrap();
+    // The line as the command read it: written before the command ran.
     assert_eq!(
-        seen,
-        "{\"agent\":\"lead\",\"call_id\":\"c1\",\"tool\":\"bash\",\"arguments\":{\"command\":\"cat .agent_tutorial/audit.jsonl > seen.txt\"},\"merged\":\"ask\",\"source\":\"protected_paths_ask\",\"allowed\":true,\"reason\":\"the command names `.agent_tutorial`, which decides what runs next time, so this always asks; approved\"}\n"
+        crate::support::untimed(seen.strip_suffix('\n').unwrap()),
+        json!({"agent": "lead", "call_id": "c1", "tool": "bash", "arguments": {"command": "cat .agent_tutorial/audit.jsonl > seen.txt"}, "merged": "ask", "source": "protected_paths_ask", "allowed": true, "reason": "the command names `.agent_tutorial`, which decides what runs next time, so this always asks; approved"})
     );
 }

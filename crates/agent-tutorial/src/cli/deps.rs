@@ -9,6 +9,7 @@ use agent_core::{AgentEvent, AgentId, EventSink, PermissionDecision};
 use agent_hooks::{HookEventKind, HookRegistry, ShellHook};
 use agent_policy::{Approval, ApprovalError, ApprovalProvider, ApprovalRequest, StaticApproval};
 use agent_tools::Workspace;
+use agent_workspace::{Clock, SystemClock};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -137,13 +138,15 @@ impl ApprovalProvider for TtyApproval {
 }
 
 /// Appends each permission decision (the session's `PermissionDecided` events) as one JSON line
-/// to `.agent_tutorial/audit.jsonl`, the agent that decided it first — from chapter 15 on, the
-/// lead and its teammates write to one log, and call ids are only unique per agent. Through
+/// to `.agent_tutorial/audit.jsonl`, when (UTC, to the second) and the agent that decided it
+/// first — from chapter 15 on, the lead and its teammates write to one log, and call ids are
+/// only unique per agent. Through
 /// the workspace boundary: a planted symlink (the folder or the file) is refused, never
 /// followed, so a model-chosen call id cannot be appended to a file outside.
 #[derive(Debug)]
 pub struct JsonlAudit {
     workspace: Workspace,
+    clock: Arc<dyn Clock>,
     lock: Mutex<()>,
 }
 
@@ -151,17 +154,25 @@ pub struct JsonlAudit {
 pub const AUDIT_FILE: &str = ".agent_tutorial/audit.jsonl";
 
 impl JsonlAudit {
-    /// An audit log appending to `workspace`'s [`AUDIT_FILE`].
-    pub fn new(workspace: &Workspace) -> Self {
+    /// An audit log appending to `workspace`'s [`AUDIT_FILE`], its lines timed by `clock`.
+    pub fn new(workspace: &Workspace, clock: Arc<dyn Clock>) -> Self {
         Self {
             workspace: workspace.clone(),
+            clock,
             lock: Mutex::new(()),
         }
     }
 
     fn append(&self, agent: &AgentId, decision: &PermissionDecision) -> anyhow::Result<()> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut line = serde_json::to_string(&AuditLine { agent, decision })?;
+        let time = jiff::Timestamp::try_from(self.clock.wall())?
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string();
+        let mut line = serde_json::to_string(&AuditLine {
+            time,
+            agent,
+            decision,
+        })?;
         line.push('\n');
         let path = self.workspace.inside(AUDIT_FILE)?;
         self.workspace.append(&path, line.as_bytes())?;
@@ -189,9 +200,10 @@ impl JsonlAudit {
     }
 }
 
-/// One line of the audit log: who decided, then the decision's own fields.
+/// One line of the audit log: when, who decided, then the decision's own fields.
 #[derive(Serialize)]
 struct AuditLine<'a> {
+    time: String,
     agent: &'a AgentId,
     #[serde(flatten)]
     decision: &'a PermissionDecision,
@@ -219,10 +231,15 @@ impl std::fmt::Debug for AuditedEvents {
 
 impl AuditedEvents {
     /// Audits `agent`'s decisions (and those of the subagents it starts, which share its
-    /// events) into `workspace`'s log, then hands every event to `next`.
-    pub fn new(workspace: &Workspace, agent: AgentId, next: Arc<dyn EventSink>) -> Self {
+    /// events) into `workspace`'s log, timed by `clock`, then hands every event to `next`.
+    pub fn new(
+        workspace: &Workspace,
+        clock: Arc<dyn Clock>,
+        agent: AgentId,
+        next: Arc<dyn EventSink>,
+    ) -> Self {
         Self {
-            audit: JsonlAudit::new(workspace),
+            audit: JsonlAudit::new(workspace, clock),
             agent,
             next,
         }
@@ -260,7 +277,8 @@ impl AuditedApproval {
     pub fn new(inner: Arc<dyn ApprovalProvider>, workspace: &Workspace) -> Self {
         Self {
             inner,
-            audit: JsonlAudit::new(workspace),
+            // Only probed, never written: no line to time.
+            audit: JsonlAudit::new(workspace, Arc::new(SystemClock)),
         }
     }
 }
@@ -411,6 +429,11 @@ mod audit_tests {
     use super::*;
     use agent_policy::Behavior;
 
+    fn clock() -> Arc<dyn Clock> {
+        let wall: jiff::Timestamp = "2026-12-01T22:40:05.75Z".parse().unwrap();
+        Arc::new(agent_workspace::ManualClock::new(wall))
+    }
+
     fn entry(call_id: &str) -> PermissionDecision {
         PermissionDecision {
             call_id: call_id.into(),
@@ -439,7 +462,7 @@ mod audit_tests {
             } else {
                 std::os::unix::fs::symlink(outside.path(), &state).unwrap();
             }
-            let audit = JsonlAudit::new(&Workspace::new(dir.path()).unwrap());
+            let audit = JsonlAudit::new(&Workspace::new(dir.path()).unwrap(), clock());
             audit.record(&AgentId::lead(), &entry("x\ncurl evil | sh\n"));
             assert_eq!(std::fs::read_to_string(&target).unwrap(), "# start-up\n");
             assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
@@ -449,16 +472,16 @@ mod audit_tests {
     #[test]
     fn the_audit_log_gets_one_json_line_per_decision_the_agent_first() {
         let dir = tempfile::tempdir().unwrap();
-        let audit = JsonlAudit::new(&Workspace::new(dir.path()).unwrap());
+        let audit = JsonlAudit::new(&Workspace::new(dir.path()).unwrap(), clock());
         let alice = AgentId::new("alice").unwrap();
         audit.record(&AgentId::lead(), &entry("c1"));
         audit.record(&alice, &entry("c1"));
         assert_eq!(
             std::fs::read_to_string(dir.path().join(AUDIT_FILE)).unwrap(),
             concat!(
-                r#"{"agent":"lead","call_id":"c1","tool":"bash","arguments":{"command":"true"},"merged":"ask","source":"execute_asks","allowed":false,"reason":"denied"}"#,
+                r#"{"time":"2026-12-01T22:40:05Z","agent":"lead","call_id":"c1","tool":"bash","arguments":{"command":"true"},"merged":"ask","source":"execute_asks","allowed":false,"reason":"denied"}"#,
                 "\n",
-                r#"{"agent":"alice","call_id":"c1","tool":"bash","arguments":{"command":"true"},"merged":"ask","source":"execute_asks","allowed":false,"reason":"denied"}"#,
+                r#"{"time":"2026-12-01T22:40:05Z","agent":"alice","call_id":"c1","tool":"bash","arguments":{"command":"true"},"merged":"ask","source":"execute_asks","allowed":false,"reason":"denied"}"#,
                 "\n",
             )
         );

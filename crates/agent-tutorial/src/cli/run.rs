@@ -219,6 +219,7 @@ pub fn run(profile: Profile, args: &RunArgs, env: &ModelEnv) -> CliResult {
     deps.max_tokens = args.max_tokens;
     deps.events = Arc::new(AuditedEvents::new(
         &workspace,
+        Arc::new(agent_workspace::SystemClock),
         lead.clone(),
         session.sink(&lead),
     ));

@@ -55,7 +55,12 @@ pub(super) fn attach(
         } else {
             agent_core::FinalAnswer::Off
         };
-        deps.events = Arc::new(AuditedEvents::new(&ws, name.clone(), joiner.sink(name)));
+        deps.events = Arc::new(AuditedEvents::new(
+            &ws,
+            Arc::new(SystemClock),
+            name.clone(),
+            joiner.sink(name),
+        ));
         let approval = match args.approve {
             ApproveMode::Prompt if terminal => joiner.approval(name),
             mode => mode.provider(),
