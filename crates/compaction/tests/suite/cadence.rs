@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use agent_compaction::{CompactionConfig, Compactor, TRANSCRIPT_DIR};
-use agent_core::{HistoryProcessor, Message, ModelReply, ToolCall, validate_pairing};
+use agent_core::{HistoryProcessor, Message, ModelReply, validate_pairing};
 use agent_test_support::ScriptedModel;
 use agent_workspace::Workspace;
 
@@ -19,22 +19,7 @@ fn config(every: usize) -> CompactionConfig {
 
 /// The task, then `rounds` tool rounds whose results are `result` with their number.
 fn history(rounds: usize, result: &str) -> Vec<Message> {
-    let mut messages = vec![Message::user("task")];
-    for i in 0..rounds {
-        messages.push(Message::Assistant {
-            content: None,
-            tool_calls: vec![ToolCall {
-                id: format!("c{i}"),
-                name: "read_file".into(),
-                arguments: "{}".into(),
-            }],
-        });
-        messages.push(Message::tool_result(
-            format!("c{i}"),
-            format!("{result}{i}"),
-        ));
-    }
-    messages
+    super::history("task", 0..rounds, result)
 }
 
 fn summary_json(n: usize) -> String {

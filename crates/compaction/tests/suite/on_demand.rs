@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use agent_compaction::{CompactOnDemand, CompactionConfig, Compactor};
-use agent_core::{HistoryProcessor, Message, ModelReply, ToolCall};
+use agent_core::{HistoryProcessor, Message, ModelReply};
 use agent_test_support::{Recording, ScriptedModel};
 use agent_workspace::Workspace;
 
@@ -21,19 +21,7 @@ fn config() -> CompactionConfig {
 
 /// `first`, then tool rounds `rounds`.
 fn history(first: &str, rounds: std::ops::Range<usize>) -> Vec<Message> {
-    let mut messages = vec![Message::user(first)];
-    for i in rounds {
-        messages.push(Message::Assistant {
-            content: None,
-            tool_calls: vec![ToolCall {
-                id: format!("c{i}"),
-                name: "read_file".into(),
-                arguments: "{}".into(),
-            }],
-        });
-        messages.push(Message::tool_result(format!("c{i}"), format!("result {i}")));
-    }
-    messages
+    super::history(first, rounds, "result ")
 }
 
 const SUMMARY: &str = r#"{"current_goal": "g", "key_findings": ["k"], "files_read_or_changed": [], "remaining_work": [], "user_constraints": []}"#;
