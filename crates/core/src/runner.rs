@@ -13,9 +13,9 @@ use tracing::{debug, info, warn};
 use crate::cancel::Cancellation;
 use crate::draft::Drafted;
 use crate::event::{AgentEvent, EventSink, NoEvents};
-use crate::message::{Message, ToolCall};
+use crate::message::Message;
 use crate::model::{ModelClient, ModelError, ModelReply, ModelRequest};
-use crate::pairing::{PairingError, PairingMemo, assign_unique_ids};
+use crate::pairing::{PairingError, PairingMemo};
 use crate::registry::ToolRegistry;
 use crate::seams::{
     AllowAll, HistoryProcessor, HookStop, Inbox, NoHooks, PermissionGate, ProcessError,
@@ -304,34 +304,6 @@ impl AgentRunner {
         Ok(Built { request, drafted })
     }
 
-    /// [`assign_unique_ids`] for a reply to a request built from `history` (as `drafted`):
-    /// the usual reply, whose ids are new, is told so by the runner's set of the history's
-    /// ids; anything else goes through the whole check.
-    fn unique_ids(
-        &self,
-        history: &[Arc<Message>],
-        drafted: Option<Drafted>,
-        calls: &mut [ToolCall],
-    ) -> Vec<(String, String)> {
-        if calls.is_empty() {
-            return Vec::new();
-        }
-        let fresh = {
-            let memo = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-            memo.ids
-                .covers(drafted.map(Drafted::lineage), history.len())
-                && calls.iter().enumerate().all(|(i, call)| {
-                    !call.id.is_empty()
-                        && calls[..i].iter().all(|earlier| earlier.id != call.id)
-                        && !memo.ids.may_contain(&call.id)
-                })
-        };
-        if fresh {
-            return Vec::new();
-        }
-        assign_unique_ids(history, calls)
-    }
-
     /// Runs one user turn: appends the prompt to `history`, loops until the model answers
     /// without tool calls, and returns that answer. `history` always stays valid (every call
     /// answered), even when the turn ends in an error.
@@ -354,11 +326,29 @@ impl AgentRunner {
         prompt: &str,
         cancel: &Cancellation,
     ) -> Result<TurnOutcome, RunError> {
-        let context = self
-            .hooks
+        let context = self.submit_prompt(prompt).await?;
+        self.run_submitted(history, prompt, context, cancel).await
+    }
+
+    /// The prompt-submit hooks for `prompt`: the context they add, or the block that ends the
+    /// turn before anything else of it runs (a caller with work of its own before the loop,
+    /// chapter 9's memory selection, runs it after this, then [`run_submitted`](Self::run_submitted)).
+    pub async fn submit_prompt(&self, prompt: &str) -> Result<Vec<Message>, RunError> {
+        self.hooks
             .user_prompt_submit(prompt)
             .await
-            .map_err(RunError::PromptBlocked)?;
+            .map_err(RunError::PromptBlocked)
+    }
+
+    /// [`run_turn_cancellable`](Self::run_turn_cancellable) for a prompt that already passed
+    /// [`submit_prompt`](Self::submit_prompt), `context` being what its hooks added.
+    pub async fn run_submitted(
+        &self,
+        history: &mut Vec<Arc<Message>>,
+        prompt: &str,
+        context: Vec<Message>,
+        cancel: &Cancellation,
+    ) -> Result<TurnOutcome, RunError> {
         history.push(Arc::new(Message::user(prompt)));
         history.extend(context.into_iter().map(Arc::new));
 

@@ -4,9 +4,10 @@
 //! The order of one turn, every capability on (chapter 20; `tests/acceptance/ch20/order.rs`
 //! records it):
 //!
-//! 1. memory selection (chapter 9, [`Agent::answer`]): the side call choosing what the
-//!    prompt shows — before the loop, so before the prompt-submit hooks;
-//! 2. prompt-submit hooks (chapter 4), in the loop (`agent_core::AgentRunner`);
+//! 1. prompt-submit hooks (chapter 4, `AgentRunner::submit_prompt`): a prompt they block
+//!    ends the turn before anything else of it runs;
+//! 2. memory selection (chapter 9, [`Agent::answer`]): the side call choosing what the
+//!    prompt shows, before the loop (`AgentRunner::run_submitted`);
 //! 3. before each request, the inbox: a finished job's notice (chapter 13) joins the history.
 //!    Due schedules (chapter 14) and mail (chapter 15) are posted by the session to an idle
 //!    agent and start its next turn;
@@ -152,9 +153,9 @@ impl Agent {
         Ok(self.complete(answered, cancel).await)
     }
 
-    /// The first part of a turn: memory selection (chapter 9 on) and the loop, up to the
-    /// answer. The session tells the answer before it calls [`complete`](Self::complete), so
-    /// the person never waits for memory extraction to read it.
+    /// The first part of a turn: the prompt-submit hooks, memory selection (chapter 9 on) and
+    /// the loop, up to the answer. The session tells the answer before it calls
+    /// [`complete`](Self::complete), so the person never waits for memory extraction to read it.
     pub async fn answer(
         &mut self,
         prompt: &str,
@@ -163,6 +164,8 @@ impl Agent {
         if let Some(log) = &self.log {
             log.turn_started(prompt);
         }
+        // The hooks first: a prompt they block costs no memory selection either.
+        let context = self.runner.submit_prompt(prompt).await?;
         if let Some(memory) = self.memory.clone() {
             cancel
                 .run(memory.begin_turn(prompt))
@@ -179,7 +182,7 @@ impl Agent {
         let start = self.history.len();
         let outcome = self
             .runner
-            .run_turn_cancellable(&mut self.history, prompt, cancel)
+            .run_submitted(&mut self.history, prompt, context, cancel)
             .await;
         // Answered, failed or cancelled, the history is closed: the last reply and what
         // followed it are kept too (the requests' recorder saw the rest).

@@ -121,7 +121,7 @@ fn logging_hook(log: &Log, kind: HookEventKind) -> Arc<dyn agent_hooks::Hook> {
 }
 
 /// One turn of chapter 20's lead, after a background job of the turn before finished: the
-/// prompt-submit hook first, the job's notice joined before the request is shaped, the prompt
+/// prompt-submit hook first, then memory selection, the job's notice joined before the request is shaped, the prompt
 /// assembled last before the model, then for the call the pre-tool hook, the permission, the
 /// call itself (its output seen by the post-tool hook) and the post-tool hook, the next request
 /// the same way, the stop hook on the answer, and memory extraction after it.
@@ -180,10 +180,9 @@ async fn one_turn_runs_its_steps_in_the_loops_order() {
     assert_eq!(
         log.take(),
         [
-            // Chapter 9's selection runs before the loop (see docs/ch20.md): the side call
-            // that picks which memories this turn's prompt shows.
-            "memory selected []",
+            // The prompt-submit hooks first; then chapter 9's selection, before the loop.
             "hook UserPromptSubmit",
+            "memory selected []",
             // The job's notice joined the history after the prompt: the request ends with it.
             "compacted (Micro)",
             "system prompt assembled",
@@ -201,5 +200,48 @@ async fn one_turn_runs_its_steps_in_the_loops_order() {
             "model asked (the request ends: system You decide what a coding agent should remember from the conversation below for future sessions in this project., user Existing memories:)",
             "memory extracted []",
         ]
+    );
+}
+
+/// A prompt a hook blocks ends the turn before anything else of it runs: with a memory in the
+/// workspace (so selecting one is a model call), the model is never asked.
+#[tokio::test]
+async fn a_prompt_a_hook_blocks_costs_no_memory_selection() {
+    let dir = workspace();
+    crate::support::command("agent-tutorial", dir.path())
+        .args(["memory", "add", "tabs", "--type", "user"])
+        .args([
+            "--description",
+            "Indent with tabs",
+            "--body",
+            "The user wants tabs.",
+        ])
+        .assert()
+        .success();
+    let (trees, board) = repository(dir.path());
+    let model =
+        Arc::new(ScriptedModel::replies([]).recording(agent_test_support::Recording::Requests));
+    let mut deps = AgentDeps::new(model.clone(), Workspace::new(dir.path()).unwrap());
+    deps.board = Some(board);
+    deps.worktrees = Some(trees);
+    deps.mcp = Some(empty_hub(dir.path()));
+    let guard = Arc::new(FnHook::new("guard", |event: &HookEvent| {
+        HookOutput::from_json(event.kind(), json!({"block": "no secrets in prompts"}))
+    }));
+    deps.hooks
+        .register(HookEventKind::UserPromptSubmit, None, guard);
+    let mut agent = build_agent(Profile::for_chapter(20).unwrap(), deps).unwrap();
+    let blocked = agent.run_turn("my password is hunter2").await.unwrap_err();
+    assert_eq!(
+        (
+            blocked.to_string(),
+            model.requests().len(),
+            agent.history().len()
+        ),
+        (
+            "the prompt was blocked by a hook: no secrets in prompts (hook `guard`)".to_string(),
+            0,
+            0
+        )
     );
 }

@@ -1,13 +1,15 @@
 //! What the runner keeps of the stored history from one request to the next, so that a
-//! round reads what it adds and not the whole session.
+//! round reads what it adds and not the whole session — and how a reply's call ids are checked
+//! against it.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
-use crate::draft::{HistoryTracker, Lineage};
-use crate::message::Message;
-use crate::pairing::history_ids;
+use super::AgentRunner;
+use crate::draft::{Drafted, HistoryTracker, Lineage};
+use crate::message::{Message, ToolCall};
+use crate::pairing::{assign_unique_ids, history_ids};
 
 /// What the runner keeps of the stored history between requests.
 #[derive(Debug, Default)]
@@ -49,5 +51,35 @@ impl CallIds {
     /// Whether this is the set of the `len` messages of a draft of `lineage`.
     pub(super) fn covers(&self, lineage: Option<Lineage>, len: usize) -> bool {
         lineage.is_some() && self.lineage == lineage && self.len == len
+    }
+}
+
+impl AgentRunner {
+    /// [`assign_unique_ids`] for a reply to a request built from `history` (as `drafted`):
+    /// the usual reply, whose ids are new, is told so by the runner's set of the history's
+    /// ids; anything else goes through the whole check.
+    pub(super) fn unique_ids(
+        &self,
+        history: &[Arc<Message>],
+        drafted: Option<Drafted>,
+        calls: &mut [ToolCall],
+    ) -> Vec<(String, String)> {
+        if calls.is_empty() {
+            return Vec::new();
+        }
+        let fresh = {
+            let memo = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+            memo.ids
+                .covers(drafted.map(Drafted::lineage), history.len())
+                && calls.iter().enumerate().all(|(i, call)| {
+                    !call.id.is_empty()
+                        && calls[..i].iter().all(|earlier| earlier.id != call.id)
+                        && !memo.ids.may_contain(&call.id)
+                })
+        };
+        if fresh {
+            return Vec::new();
+        }
+        assign_unique_ids(history, calls)
     }
 }
