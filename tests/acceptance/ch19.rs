@@ -80,9 +80,10 @@ pub(crate) fn config_bytes(pidfile: &Path) -> Vec<u8> {
     .unwrap()
 }
 
-/// The lead's hub over a trusted config of `srv`, unconfined (a test binary is no sandbox
-/// helper).
-fn hub(dir: &Path) -> Arc<McpHub> {
+/// The lead's hub over a trusted `.mcp.json` of one server `srv` (the test server of
+/// `agent-mcp`, writing its pid to `server.pid`), unconfined: a test binary is no sandbox
+/// helper. Chapter 20's tests use it too.
+pub(crate) fn hub(dir: &Path) -> Arc<McpHub> {
     let config = ConfigFile::from_bytes(&config_bytes(&dir.join("server.pid")))
         .unwrap()
         .admit(Verdict::Trusted)
@@ -93,8 +94,13 @@ fn hub(dir: &Path) -> Arc<McpHub> {
     )
 }
 
+/// A hub with no `.mcp.json`: the lead has `connect_mcp` and `disconnect_mcp` and no server.
+pub(crate) fn empty_hub(dir: &Path) -> Arc<McpHub> {
+    Arc::new(McpHub::new(Workspace::new(dir).unwrap(), None))
+}
+
 /// The test workspace made a repository, its worktrees and its board seat (chapters 17–18).
-fn repository(dir: &Path) -> (Worktrees, BoardSeat) {
+pub(crate) fn repository(dir: &Path) -> (Worktrees, BoardSeat) {
     let (trees, board) = crate::ch18::repository(dir);
     (trees, BoardSeat::new(board))
 }
@@ -122,7 +128,7 @@ fn pid_in(path: &Path) -> u32 {
 async fn p19_first_request_in_full() {
     let dir = workspace();
     let (trees, board) = repository(dir.path());
-    let empty = Arc::new(McpHub::new(Workspace::new(dir.path()).unwrap(), None));
+    let empty = empty_hub(dir.path());
     let mut t = builder(
         19,
         dir.path(),

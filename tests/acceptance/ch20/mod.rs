@@ -13,41 +13,10 @@ mod restart;
 mod session;
 mod tools;
 
-use std::path::Path;
+// The repository, board seat and MCP hubs chapter 19's tests set up: chapter 20 runs on the same.
+pub(crate) use crate::ch19::{empty_hub, hub, repository};
+
 use std::sync::Arc;
-
-use agent_harness::board_seat::BoardSeat;
-use agent_harness::mcp_hub::McpHub;
-use agent_mcp::ConfigFile;
-use agent_sandbox::{Mode as SandboxMode, Network, Sandbox};
-use agent_tools::Workspace;
-use agent_trust::Verdict;
-use agent_worktree::Worktrees;
-
-/// The test workspace made a repository, its worktrees and its board seat (chapters 17–18).
-pub(crate) fn repository(dir: &Path) -> (Worktrees, BoardSeat) {
-    let (trees, board) = crate::ch18::repository(dir);
-    (trees, BoardSeat::new(board))
-}
-
-/// The lead's hub over a trusted `.mcp.json` of one server `srv` (the test server of
-/// `agent-mcp`, writing its pid to `server.pid`), unconfined: a test binary is no sandbox
-/// helper.
-pub(crate) fn hub(dir: &Path) -> Arc<McpHub> {
-    let config = ConfigFile::from_bytes(&crate::ch19::config_bytes(&dir.join("server.pid")))
-        .unwrap()
-        .admit(Verdict::Trusted)
-        .unwrap();
-    Arc::new(
-        McpHub::new(Workspace::new(dir).unwrap(), Some(config))
-            .sandbox(Sandbox::new(SandboxMode::Off, Network::Off)),
-    )
-}
-
-/// A hub with no `.mcp.json`: the lead has `connect_mcp` and `disconnect_mcp` and no server.
-pub(crate) fn empty_hub(dir: &Path) -> Arc<McpHub> {
-    Arc::new(McpHub::new(Workspace::new(dir).unwrap(), None))
-}
 
 /// A model that answers each request by a function of it and keeps every request, in order
 /// (a team's agents ask at the same time: a script's order would be a race).
