@@ -29,7 +29,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use parsing::{SIMPLIFIED, Segment, quotes};
-use references::{all_pages, cited_issue, code_paths, relative_links, rust_files};
+use references::{all_pages, chapter_pages, cited_issue, code_paths, relative_links, rust_files};
 
 /// Where `segment` occurs in `file` (1-based first lines), as consecutive lines.
 fn occurrences(file: &[&str], segment: &Segment) -> Vec<usize> {
@@ -115,17 +115,7 @@ fn check_page(page: &Path, root: &Path) -> Vec<String> {
 #[test]
 fn every_quoted_excerpt_is_the_code_at_its_line_link() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut pages = Vec::new();
-    for dir in ["docs", "docs/zh"] {
-        let mut md: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        md.sort();
-        pages.extend(md);
-    }
+    let pages = chapter_pages(&root);
     let mut report = String::new();
     let mut quoted = 0;
     for page in &pages {

@@ -6,19 +6,23 @@
 
 use std::path::{Path, PathBuf};
 
+/// The lines of a page outside its fenced blocks.
+fn unfenced(markdown: &str) -> impl Iterator<Item = &str> {
+    let mut fenced = false;
+    markdown.lines().filter(move |line| {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            return false;
+        }
+        !fenced
+    })
+}
+
 /// The page's prose: fenced blocks and inline code spans left out (a link shown as code is
 /// not a link).
 fn prose(markdown: &str) -> String {
     let mut out = String::new();
-    let mut fenced = false;
-    for line in markdown.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for line in unfenced(markdown) {
         // Every other piece between backticks is code.
         for (n, piece) in line.split('`').enumerate() {
             if n % 2 == 0 {
@@ -60,15 +64,7 @@ pub fn code_paths(markdown: &str) -> Vec<String> {
         "docs/",
     ];
     let mut out = Vec::new();
-    let mut fenced = false;
-    for line in markdown.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for line in unfenced(markdown) {
         for (n, piece) in line.split('`').enumerate() {
             let path = piece.trim_end_matches('.');
             let plain = path
@@ -92,6 +88,13 @@ pub fn all_pages(root: &Path) -> Vec<PathBuf> {
         .iter()
         .map(|p| root.join(p))
         .collect();
+    pages.extend(chapter_pages(root));
+    pages
+}
+
+/// The pages under docs/ and docs/zh/, each folder's in name order.
+pub fn chapter_pages(root: &Path) -> Vec<PathBuf> {
+    let mut pages = Vec::new();
     for dir in ["docs", "docs/zh"] {
         let mut md: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
             .unwrap()
