@@ -367,3 +367,57 @@ fn every_cut_and_every_flipped_byte_of_a_file_is_read_without_a_panic() {
     let header = bytes.iter().position(|b| *b == b'\n').unwrap();
     assert_eq!(refused, header);
 }
+
+/// The seal of [`ID`], wherever the store keeps it under the fixture's config folder.
+fn seal_path(f: &Fixture) -> std::path::PathBuf {
+    let sessions = f._dirs.1.path().join("agent-tutorial/sessions");
+    let folder = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    folder.path().join(format!("{ID}.json"))
+}
+
+/// A seal replaced by a link (to a copy of the real one), a FIFO or a huge file (the real one
+/// after a mebibyte of blanks) vouches for nothing, and reading it neither follows the link, waits on the FIFO nor reads without end.
+#[test]
+fn a_seal_that_is_a_link_a_fifo_or_huge_vouches_for_nothing() {
+    let mut refusals = Vec::new();
+    for plant in ["link", "fifo", "huge"] {
+        let f = fixture();
+        drop(write(&f, &history()));
+        let seal = seal_path(&f);
+        let copy = f._dirs.1.path().join("copy.json");
+        std::fs::rename(&seal, &copy).unwrap();
+        match plant {
+            "link" => std::os::unix::fs::symlink(&copy, &seal).unwrap(),
+            "fifo" => {
+                let c = std::ffi::CString::new(seal.as_os_str().as_encoded_bytes()).unwrap();
+                // SAFETY: `c` is a NUL-terminated path that outlives the call.
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            }
+            _ => {
+                let mut bytes = vec![b' '; 1024 * 1024];
+                bytes.extend(std::fs::read(&copy).unwrap());
+                std::fs::write(&seal, bytes).unwrap();
+            }
+        }
+        let err = load(&f.workspace, &f.seals, &id(), LIMITS).unwrap_err();
+        refusals.push(
+            err.to_string()
+                .replace(&seal.display().to_string(), "<seal>"),
+        );
+    }
+    let unsealed = format!(
+        "{PATH} was not written by this harness on this machine (no seal for it): {REFUSAL}"
+    );
+    assert_eq!(
+        refusals,
+        [
+            "session seal <seal>: Too many levels of symbolic links (os error 40)".to_string(),
+            unsealed.clone(),
+            unsealed,
+        ]
+    );
+}
