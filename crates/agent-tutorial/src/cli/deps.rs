@@ -9,7 +9,7 @@ use agent_core::{AgentEvent, AgentId, EventSink, PermissionDecision};
 use agent_hooks::{HookEventKind, HookRegistry, ShellHook};
 use agent_policy::{Approval, ApprovalError, ApprovalProvider, ApprovalRequest, StaticApproval};
 use agent_tools::Workspace;
-use agent_workspace::{Clock, SystemClock};
+use agent_workspace::Clock;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -140,9 +140,9 @@ impl ApprovalProvider for TtyApproval {
 /// Appends each permission decision (the session's `PermissionDecided` events) as one JSON line
 /// to `.agent_tutorial/audit.jsonl`, when (UTC, to the second) and the agent that decided it
 /// first — from chapter 15 on, the lead and its teammates write to one log, and call ids are
-/// only unique per agent. Through
-/// the workspace boundary: a planted symlink (the folder or the file) is refused, never
-/// followed, so a model-chosen call id cannot be appended to a file outside.
+/// only unique per agent. Through the workspace boundary: a planted symlink (the folder or the
+/// file) is refused, never followed, so a model-chosen call id cannot be appended to a file
+/// outside.
 #[derive(Debug)]
 pub struct JsonlAudit {
     workspace: Workspace,
@@ -174,20 +174,7 @@ impl JsonlAudit {
             decision,
         })?;
         line.push('\n');
-        let path = self.workspace.inside(AUDIT_FILE)?;
-        self.workspace.append(&path, line.as_bytes())?;
-        Ok(())
-    }
-}
-
-impl JsonlAudit {
-    /// Whether the log can be written now: opens it for appending (no-follow, through the
-    /// boundary) and writes nothing.
-    fn probe(&self) -> anyhow::Result<()> {
-        let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let path = self.workspace.inside(AUDIT_FILE)?;
-        self.workspace.append(&path, b"")?;
-        Ok(())
+        append_to_log(&self.workspace, line.as_bytes())
     }
 
     /// Appends `agent`'s `decision`; a failure is a warning (the decision stands;
@@ -198,6 +185,14 @@ impl JsonlAudit {
             tracing::warn!("cannot write the audit log {AUDIT_FILE}: {err:#}");
         }
     }
+}
+
+/// Appends `bytes` to `workspace`'s audit log, through the boundary and never through a link;
+/// with no bytes, only finds out whether the log can be written now.
+fn append_to_log(workspace: &Workspace, bytes: &[u8]) -> anyhow::Result<()> {
+    let path = workspace.inside(AUDIT_FILE)?;
+    workspace.append(&path, bytes)?;
+    Ok(())
 }
 
 /// One line of the audit log: when, who decided, then the decision's own fields.
@@ -261,13 +256,13 @@ impl EventSink for AuditedEvents {
 /// approved commands still run. Calls that need no approval are unaffected.
 pub struct AuditedApproval {
     inner: Arc<dyn ApprovalProvider>,
-    audit: JsonlAudit,
+    workspace: Workspace,
 }
 
 impl std::fmt::Debug for AuditedApproval {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AuditedApproval")
-            .field("audit", &self.audit)
+            .field("workspace", &self.workspace)
             .finish_non_exhaustive()
     }
 }
@@ -277,8 +272,7 @@ impl AuditedApproval {
     pub fn new(inner: Arc<dyn ApprovalProvider>, workspace: &Workspace) -> Self {
         Self {
             inner,
-            // Only probed, never written: no line to time.
-            audit: JsonlAudit::new(workspace, Arc::new(SystemClock)),
+            workspace: workspace.clone(),
         }
     }
 }
@@ -286,7 +280,7 @@ impl AuditedApproval {
 #[async_trait]
 impl ApprovalProvider for AuditedApproval {
     async fn approve(&self, request: &ApprovalRequest) -> Result<Approval, ApprovalError> {
-        if let Err(err) = self.audit.probe() {
+        if let Err(err) = append_to_log(&self.workspace, b"") {
             return Err(ApprovalError::failed(format!(
                 "the audit log {AUDIT_FILE} cannot be written ({err:#}), so nothing that needs approval runs"
             )));
