@@ -1,6 +1,6 @@
 //! [`Killer`]: ends every process one call started, by its process group and its marker.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -13,6 +13,10 @@ const SWEEPS: usize = 5;
 
 /// How often [`Killer::ended`] looks again for processes still dying.
 const SETTLE_POLL: Duration = Duration::from_millis(5);
+/// How often, and how far apart, a killed call's private folder is tried again (see
+/// [`remove_private_tmp`]): at most a tenth of a second, and only when a try failed.
+const TMP_TRIES: usize = 50;
+const TMP_RETRY: Duration = Duration::from_millis(2);
 
 /// Ends everything one call started. Cheap to clone; when the last clone is dropped the tree
 /// is killed, so a call that is cancelled or returns early cannot leave a process behind.
@@ -121,9 +125,7 @@ impl Tree {
             }
         }
         if let Some(tmp) = &self.tmp {
-            // Every process that could write there was just sent SIGKILL; if the helper
-            // already removed it (the command ended by itself) there is nothing to do.
-            let _ = std::fs::remove_dir_all(tmp);
+            remove_private_tmp(tmp);
         }
         if self.reach == Reach::Namespace {
             return 0;
@@ -190,4 +192,19 @@ fn marked_processes(needle: &[u8]) -> Vec<libc::pid_t> {
         }
     }
     found
+}
+
+/// Removes a killed call's private folder. Every process that could write there was just sent
+/// SIGKILL, but a signal is delivered when the kernel next runs its target: one still writing
+/// (a new entry), or the helper removing the same folder as it ends, makes a removal fail, and
+/// the folder would outlive the call. So a failed removal is tried again, briefly; a folder
+/// already gone (the command ended by itself and the helper removed it) is done.
+fn remove_private_tmp(tmp: &Path) {
+    for _ in 0..TMP_TRIES {
+        match std::fs::remove_dir_all(tmp) {
+            Ok(()) => return,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return,
+            Err(_) => std::thread::sleep(TMP_RETRY),
+        }
+    }
 }
